@@ -1,0 +1,52 @@
+// The bare baseline: an Express 5 app in its own process that answers GET /v1/agents/:id with
+// the JSON of a real Agent (BASELINE_BODY), and PATCH with the same after parsing the JSON
+// body, as fast as Express itself allows. Prints {"msg":"listening","port":N} when it serves.
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+if (process.env.BASELINE_CHILD === '1') {
+  const { default: express } = await import('express');
+  const body = JSON.parse(process.env.BASELINE_BODY ?? '{}');
+  const etag = `"${body.currentConfigId ?? 'cfg'}"`;
+  const app = express();
+  app.get('/v1/agents/:id', (_req, res) => {
+    res.setHeader('ETag', etag);
+    res.json(body);
+  });
+  app.patch('/v1/agents/:id', express.json({ limit: '1mb' }), (_req, res) => {
+    res.setHeader('ETag', etag);
+    res.json(body);
+  });
+  const server = app.listen(0, '127.0.0.1', () => {
+    process.send?.({ msg: 'listening', port: server.address().port });
+  });
+  process.on('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
+}
+
+/** Starts the baseline server in a child process answering with `body`; resolves with its URL and stop(). */
+export async function startBaselineServer(body) {
+  const child = fork(fileURLToPath(import.meta.url), [], {
+    env: { PATH: process.env.PATH ?? '', BASELINE_CHILD: '1', BASELINE_BODY: JSON.stringify(body) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const [message] = await Promise.race([
+    once(child, 'message'),
+    once(child, 'exit').then(([code]) => {
+      throw new Error(`baseline server exited with ${code}`);
+    }),
+  ]);
+  return {
+    url: `http://127.0.0.1:${message.port}`,
+    pid: child.pid,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

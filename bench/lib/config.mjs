@@ -1,0 +1,85 @@
+// The scale of a run (BENCH_SCALE) and which scenarios run (BENCH_ONLY).
+export const KiB = 1024;
+export const MiB = 1024 * KiB;
+
+/**
+ * `full` is the benchmark the targets are about; `tiny` runs every scenario with every size cut
+ * down (1 MiB files, 20 files, 50 Agents, 1 s load runs) so a smoke test can run the whole
+ * harness in seconds and it cannot rot.
+ */
+export const SCALES = {
+  full: {
+    name: 'full',
+    /** upload-256mib / download-256mib: bytes of the transfer file. */
+    transferBytes: 256 * MiB,
+    /** How often each transfer is repeated (system and baseline alternate); the median counts. */
+    transferRepeats: 3,
+    /** upload-1gib-rss-growth: bytes uploaded (the transfer file, sent this many bytes' worth). */
+    rssUploadBytes: 1024 * MiB,
+    exportFiles: 1000,
+    exportBytes: 100 * MiB,
+    exportRepeats: 3,
+    listFiles: 10_000,
+    listAgents: 10_000,
+    /** Seconds of each autocannon run, and of its unmeasured warm-up. */
+    durationS: 10,
+    warmupS: 2,
+    /** Sequential latency runs: at least this long and this many requests. */
+    latencyS: 5,
+    latencyMinSamples: 50,
+    connections: 32,
+    patchRounds: 20,
+    seedConcurrency: 32,
+  },
+  tiny: {
+    name: 'tiny',
+    transferBytes: 1 * MiB,
+    transferRepeats: 1,
+    rssUploadBytes: 4 * MiB,
+    exportFiles: 20,
+    exportBytes: 2 * MiB,
+    exportRepeats: 1,
+    listFiles: 20,
+    listAgents: 50,
+    durationS: 1,
+    warmupS: 0,
+    latencyS: 0.5,
+    latencyMinSamples: 5,
+    connections: 32,
+    patchRounds: 3,
+    seedConcurrency: 8,
+  },
+};
+
+export function scaleFromEnv(env = process.env) {
+  const name = env.BENCH_SCALE ?? 'full';
+  const scale = SCALES[name];
+  if (!scale) throw new Error(`BENCH_SCALE must be one of ${Object.keys(SCALES).join(', ')} (got ${name})`);
+  // BENCH_OVERRIDES='{"listFiles":500}' changes single knobs (for profiling; results say so).
+  const overrides = env.BENCH_OVERRIDES ? JSON.parse(env.BENCH_OVERRIDES) : {};
+  const unknown = Object.keys(overrides).filter((k) => !(k in scale));
+  if (unknown.length) throw new Error(`BENCH_OVERRIDES names unknown knobs: ${unknown.join(', ')}`);
+  return Object.keys(overrides).length ? { ...scale, ...overrides, name: `${scale.name}+${JSON.stringify(overrides)}` } : scale;
+}
+
+/** The scenario names (fixed: results are compared across runs by name), in the order they run. */
+export const SCENARIO_NAMES = [
+  'agent-get',
+  'agent-patch',
+  'agents-list-10k',
+  'upload-256mib',
+  'download-256mib',
+  'upload-1gib-rss-growth',
+  'export-1000-files',
+  // Last: on s3rver a 10k listing keeps the store's CPU busy long after the request.
+  'list-10k-files',
+];
+
+/** BENCH_ONLY=agent-get,list-10k-files runs only those (for profiling one scenario). */
+export function selectedScenarios(env = process.env) {
+  if (!env.BENCH_ONLY) return SCENARIO_NAMES;
+  const wanted = env.BENCH_ONLY.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = wanted.filter((w) => !SCENARIO_NAMES.includes(w));
+  if (unknown.length) throw new Error(`BENCH_ONLY names unknown scenarios: ${unknown.join(', ')}`);
+  return SCENARIO_NAMES.filter((n) => wanted.includes(n));
+}

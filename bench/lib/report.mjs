@@ -1,0 +1,88 @@
+// Results: one object per scenario, the targets checked against it, JSON and Markdown files.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The targets (issue 7). `field` is a key of the scenario's result; `ratio` is always
+ * system ÷ baseline as "higher is better" (throughput ÷ throughput, or baseline latency ÷
+ * system latency), so 1.0 means as fast as the baseline.
+ */
+export const TARGETS = {
+  'agent-get': [
+    { field: 'ratio', op: '>=', limit: 0.5 },
+    { field: 'p99', op: '<=', limit: 25, unit: 'ms' },
+  ],
+  'upload-256mib': [{ field: 'ratio', op: '>=', limit: 0.8 }],
+  'download-256mib': [{ field: 'ratio', op: '>=', limit: 0.8 }],
+  'upload-1gib-rss-growth': [{ field: 'value', label: 'growth', op: '<=', limit: 64, unit: 'MiB' }],
+  'export-1000-files': [
+    { field: 'ratio', op: '>=', limit: 0.7 },
+    { field: 'p50', label: 'first byte', op: '<=', limit: 200, unit: 'ms' },
+  ],
+  'agents-list-10k': [{ field: 'p50', label: 'p50 without q', op: '<=', limit: 15, unit: 'ms' }],
+};
+
+/** Latency scenarios: a smaller value is better, so their ratio is baseline ÷ value. */
+const LOWER_IS_BETTER = new Set(['ms', 'MiB']);
+
+const round = (n, digits) => (typeof n === 'number' && Number.isFinite(n) ? Number(n.toFixed(digits)) : null);
+
+/** The result object of the JSON file (exactly these keys), from what a scenario returned. */
+export function scenarioResult(scenario, out) {
+  const value = round(out.value, 2);
+  const baseline = round(out.baseline ?? null, 2);
+  let ratio = null;
+  if (value !== null && baseline !== null && value > 0 && baseline > 0) ratio = round(LOWER_IS_BETTER.has(out.unit) ? baseline / value : value / baseline, 3);
+  const result = { scenario, value, unit: out.unit ?? null, baseline, ratio, p50: round(out.p50 ?? null, 2), p99: round(out.p99 ?? null, 2), notes: out.notes ?? '' };
+  const verdicts = checkTargets(result);
+  if (verdicts.length) result.notes += `${result.notes ? ' ' : ''}Targets: ${verdicts.map((v) => v.text).join('; ')}.`;
+  return result;
+}
+
+export function failedResult(scenario, err) {
+  return { scenario, value: null, unit: null, baseline: null, ratio: null, p50: null, p99: null, notes: `FAILED: ${err instanceof Error ? err.message : String(err)}` };
+}
+
+/** Each target of the scenario: met or missed, with the measured number. */
+export function checkTargets(result) {
+  return (TARGETS[result.scenario] ?? []).map((t) => {
+    const actual = result[t.field];
+    const met = typeof actual === 'number' ? (t.op === '>=' ? actual >= t.limit : actual <= t.limit) : null;
+    const unit = t.unit ? ` ${t.unit}` : '';
+    const mark = met === null ? '? (no number)' : met ? `met (${actual}${unit})` : `MISSED (${actual}${unit})`;
+    return { met, text: `${t.label ?? t.field} ${t.op === '>=' ? '≥' : '≤'} ${t.limit}${unit} ${mark}` };
+  });
+}
+
+const cell = (v) => (v === null || v === undefined ? '–' : String(v).replace(/\|/g, '\\|').replace(/\n/g, ' '));
+
+export function markdown(report) {
+  const lines = [
+    `# Benchmark ${report.startedAt}`,
+    '',
+    `Scale \`${report.scale}\`, ${report.target}, ${report.machine.cpus} CPUs, Node ${report.machine.node}, ${report.durationS} s in all. ` +
+      'ratio = system ÷ same-run baseline, higher is better (for latencies: baseline latency ÷ system latency).',
+    '',
+    '| scenario | value | unit | baseline | ratio | p50 | p99 | targets | notes |',
+    '|---|---:|---|---:|---:|---:|---:|---|---|',
+  ];
+  for (const r of report.scenarios) {
+    const verdicts = checkTargets(r);
+    const targets = verdicts.length ? verdicts.map((v) => (v.met === null ? '?' : v.met ? '✅' : '❌')).join(' ') : '–';
+    const notes = r.notes.replace(/ Targets: .*$/, '');
+    lines.push(`| ${cell(r.scenario)} | ${cell(r.value)} | ${cell(r.unit)} | ${cell(r.baseline)} | ${cell(r.ratio)} | ${cell(r.p50)} | ${cell(r.p99)} | ${targets} ${cell(verdicts.map((v) => v.text).join('; '))} | ${cell(notes)} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Writes latest.json, <date>.json and latest.md into `dir`; returns their paths. */
+export function writeReport(dir, report) {
+  mkdirSync(dir, { recursive: true });
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  const dated = `${report.startedAt.replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}.json`;
+  const paths = { latest: join(dir, 'latest.json'), dated: join(dir, dated), markdown: join(dir, 'latest.md') };
+  writeFileSync(paths.latest, json);
+  writeFileSync(paths.dated, json);
+  writeFileSync(paths.markdown, markdown(report));
+  return paths;
+}

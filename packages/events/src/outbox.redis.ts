@@ -1,0 +1,95 @@
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from '@workspace/platform';
+import type { WorkspaceEvent } from './schemas.js';
+
+/** Removes a pending marker only if nobody re-registered it since it was read, and it is old. */
+const RELEASE_SCRIPT = `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and score == ARGV[2] and tonumber(score) < tonumber(ARGV[3]) then
+  return redis.call('ZREM', KEYS[1], ARGV[1])
+end
+return 0`;
+
+export interface PendingOutbox {
+  /** The hash tag of the outbox (one per user, `{u:…}`). */
+  tag: string;
+  /** When it was last registered (ms), as Redis printed it. */
+  score: string;
+}
+
+/**
+ * A transactional outbox in Redis. An event is appended to a list in the same slot as the data
+ * it reports (the user's hash tag), inside the same MULTI, so both happen or neither.
+ *
+ * On Redis Cluster the relay cannot discover those lists by a transaction on another slot, so a
+ * writer first *registers* the tag in a global sorted set (score = time), then runs its MULTI.
+ * The relay drains registered lists and drops a marker only when its list is empty and the
+ * marker is older than a grace period that any transaction outlives, so no event is stranded.
+ */
+export class RedisOutbox {
+  readonly #redis: RedisClient;
+  readonly #prefix: string;
+
+  /** `namespace` keeps each service's outbox apart (`agents` → `agents:outbox:…`). */
+  constructor(options: { redis: RedisClient; namespace: string }) {
+    this.#redis = options.redis;
+    this.#prefix = `${options.namespace}:outbox`;
+  }
+
+  get pendingKey(): string {
+    return `${this.#prefix}:pending`;
+  }
+
+  /** The list of one tag's events; it shares the slot of every key carrying `tag`. */
+  listKey(tag: string): string {
+    return `${this.#prefix}:${tag}`;
+  }
+
+  /** Step one of a write that will append events: make the tag visible to the relay. */
+  async register(tag: string, now = Date.now()): Promise<void> {
+    await this.#redis.zadd(this.pendingKey, 'GT', now, tag);
+  }
+
+  /** Step two, inside the caller's MULTI: queue the events with the change they report. */
+  append(multi: ChainableCommander, tag: string, events: readonly WorkspaceEvent[]): void {
+    if (events.length > 0) multi.rpush(this.listKey(tag), ...events.map((e) => JSON.stringify(e)));
+  }
+
+  /** Registered tags by rank, oldest registration first. */
+  async pending(start: number, count: number): Promise<PendingOutbox[]> {
+    const flat = await this.#redis.zrange(this.pendingKey, String(start), String(start + count - 1), 'WITHSCORES');
+    const out: PendingOutbox[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) out.push({ tag: flat[i]!, score: flat[i + 1]! });
+    return out;
+  }
+
+  /** The oldest `count` events of a tag, as stored (JSON). */
+  async peek(tag: string, count: number): Promise<string[]> {
+    return this.#redis.lrange(this.listKey(tag), 0, count - 1);
+  }
+
+  /** Removes one published event; a no-op when another relay removed it already. */
+  async remove(tag: string, raw: string): Promise<void> {
+    await this.#redis.lrem(this.listKey(tag), 1, raw);
+  }
+
+  async size(tag: string): Promise<number> {
+    return this.#redis.llen(this.listKey(tag));
+  }
+
+  /**
+   * Events waiting in the outbox, over the first `limit` registered users (a metric: on
+   * Redis Cluster each list lives in its user's slot, so this is one LLEN per user).
+   */
+  async depth(limit = 1_000): Promise<number> {
+    let total = 0;
+    for (const { tag } of await this.pending(0, limit)) total += await this.size(tag);
+    return total;
+  }
+
+  /** Drops the marker if it is unchanged since `read` and older than `olderThanMs`. */
+  async release(entry: PendingOutbox, olderThanMs: number): Promise<boolean> {
+    const removed = await this.#redis.eval(RELEASE_SCRIPT, 1, this.pendingKey, entry.tag, entry.score, String(olderThanMs));
+    return removed === 1;
+  }
+}

@@ -1,0 +1,50 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
+
+/**
+ * The contract's error codes (CONTRACT.md §1), one closed union, and the one table that maps
+ * each to a gRPC status (between services) and an HTTP status (at the gateway). `satisfies`
+ * makes the compiler reject a code without a row and a row without a code.
+ */
+export const ERROR_TABLE = {
+  INVALID_ARGUMENT: { grpc: GrpcStatus.INVALID_ARGUMENT, http: 400 },
+  INVALID_PATH: { grpc: GrpcStatus.INVALID_ARGUMENT, http: 400 },
+  IS_A_DIRECTORY: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 400 },
+  UNAUTHENTICATED: { grpc: GrpcStatus.UNAUTHENTICATED, http: 401 },
+  PROJECT_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
+  AGENT_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
+  FILE_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
+  CHAT_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
+  SCHEDULE_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
+  TRIGGER_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
+  ROUTE_NOT_FOUND: { grpc: GrpcStatus.UNIMPLEMENTED, http: 404 },
+  METHOD_NOT_ALLOWED: { grpc: GrpcStatus.UNIMPLEMENTED, http: 405 },
+  STALE_AGENT_CONFIG: { grpc: GrpcStatus.ABORTED, http: 409 },
+  PROJECT_EXISTS: { grpc: GrpcStatus.ALREADY_EXISTS, http: 409 },
+  PROJECT_ARCHIVED: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 409 },
+  FILE_EXISTS: { grpc: GrpcStatus.ALREADY_EXISTS, http: 409 },
+  PATH_CONFLICT: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 409 },
+  DIRECTORY_NOT_EMPTY: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 409 },
+  PAYLOAD_TOO_LARGE: { grpc: GrpcStatus.RESOURCE_EXHAUSTED, http: 413 },
+  FILE_TOO_LARGE: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 413 },
+  UNSUPPORTED_MEDIA_TYPE: { grpc: GrpcStatus.INVALID_ARGUMENT, http: 415 },
+  FILE_NOT_TEXT: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 422 },
+  RATE_LIMITED: { grpc: GrpcStatus.RESOURCE_EXHAUSTED, http: 429 },
+  INTERNAL: { grpc: GrpcStatus.INTERNAL, http: 500 },
+  UNAVAILABLE: { grpc: GrpcStatus.UNAVAILABLE, http: 503 },
+} as const satisfies Record<string, { grpc: GrpcStatus; http: number }>;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+export const ERROR_CODES = Object.keys(ERROR_TABLE) as ErrorCode[];
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(ERROR_TABLE, value);
+}
+
+export function httpStatusOf(code: ErrorCode): number {
+  return ERROR_TABLE[code].http;
+}
+
+export function grpcStatusOf(code: ErrorCode): GrpcStatus {
+  return ERROR_TABLE[code].grpc;
+}

@@ -1,0 +1,173 @@
+import { once } from 'node:events';
+import { randomUUID } from 'node:crypto';
+import {
+  Server,
+  ServerCredentials,
+  type Metadata,
+  type MethodDefinition,
+  type ServerUnaryCall,
+  type ServiceDefinition,
+  type UntypedHandleCall,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import { context, trace, type Context, type Span } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import { extractTraceContext, SpanKind, SpanStatusCode, traceIdOf, tracer } from '../tracing.js';
+import { AppError, errors, isAppError } from '../errors/app-error.js';
+import { toGrpcStatus } from '../errors/grpc-status.js';
+import { MD_REQUEST_ID, MD_USER_ID, type CallContext } from './context.js';
+import type { AsyncService } from './types.js';
+
+/** Told about every finished call: for metrics. `code` is 'OK' or one of ours. */
+export type CallObserver = (method: string, code: string, seconds: number) => void;
+
+type Ctx = CallContext & { started: bigint; method: string; span: Span; trace: Context };
+
+type AnyCall = { metadata: Metadata; on(event: 'cancelled', fn: () => void): unknown; getPath(): string };
+
+function firstString(metadata: Metadata, key: string): string | undefined {
+  const value = metadata.get(key)[0];
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/**
+ * A grpc-js server whose services are written as async functions. Errors thrown as AppError
+ * travel as their gRPC status with google.rpc.Status details; anything else is logged with
+ * its stack and answered as INTERNAL with a generic message.
+ */
+export class GrpcServer {
+  readonly server = new Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 });
+  readonly #logger: Logger;
+  readonly #observe: CallObserver | undefined;
+
+  constructor(logger: Logger, options: { observe?: CallObserver } = {}) {
+    this.#logger = logger;
+    this.#observe = options.observe;
+  }
+
+  add<S extends ServiceDefinition>(definition: S, impl: AsyncService<S>): this {
+    const untyped: UntypedServiceImplementation = {};
+    for (const [name, method] of Object.entries(definition) as [string, MethodDefinition<unknown, unknown>][]) {
+      const handler = (impl as Record<string, (...args: never[]) => unknown>)[name];
+      if (!handler) throw new Error(`no handler for ${method.path}`);
+      untyped[name] = this.#wrap(method, handler as (...args: unknown[]) => unknown);
+    }
+    this.server.addService(definition, untyped);
+    return this;
+  }
+
+  /** Binds host:port (port 0 picks a free one) and resolves with the bound port. */
+  async listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, bound) =>
+        err ? reject(err) : resolve(bound),
+      );
+    });
+  }
+
+  /** Stops taking calls, lets in-flight calls finish for up to `graceMs`, then cancels the rest. */
+  async drain(graceMs: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#logger.warn('in-flight calls did not finish in time; cancelling them');
+        this.server.forceShutdown();
+        resolve();
+      }, graceMs);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  #context(call: AnyCall): Ctx {
+    const controller = new AbortController();
+    call.on('cancelled', () => controller.abort(new AppError('UNAVAILABLE', 'call cancelled')));
+    const requestId = firstString(call.metadata, MD_REQUEST_ID) ?? randomUUID();
+    const method = call.getPath();
+    // Continue the caller's trace (traceparent in metadata) with a server span for this call.
+    const parent = extractTraceContext(call.metadata);
+    const span = tracer().startSpan(method, { kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', 'rpc.method': method } }, parent);
+    const traceId = traceIdOf(span);
+    return {
+      userId: firstString(call.metadata, MD_USER_ID),
+      requestId,
+      logger: this.#logger.child(traceId ? { requestId, traceId, method } : { requestId, method }),
+      signal: controller.signal,
+      metadata: call.metadata,
+      started: process.hrtime.bigint(),
+      method,
+      span,
+      trace: trace.setSpan(parent, span),
+    };
+  }
+
+  /** One log line per call (ids and outcome, never payloads), and the observer. */
+  #finish(ctx: Ctx, code: string) {
+    const seconds = Number(process.hrtime.bigint() - ctx.started) / 1e9;
+    ctx.logger.info({ code, ms: Math.round(seconds * 10_000) / 10 }, 'call');
+    this.#observe?.(ctx.method, code, seconds);
+    ctx.span.setAttribute('rpc.workspace.code', code);
+    if (code !== 'OK') ctx.span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+    ctx.span.end();
+  }
+
+  #toStatus(err: unknown, ctx: Ctx) {
+    if (isAppError(err) && err.code !== 'INTERNAL') {
+      this.#finish(ctx, err.code);
+      return toGrpcStatus(err);
+    }
+    ctx.logger.error({ err: isAppError(err) && err.cause ? err.cause : err }, 'call failed unexpectedly');
+    this.#finish(ctx, 'INTERNAL');
+    return toGrpcStatus(errors.internal());
+  }
+
+  #ok(ctx: Ctx) {
+    this.#finish(ctx, 'OK');
+  }
+
+  #wrap(method: MethodDefinition<unknown, unknown>, handler: (...args: unknown[]) => unknown): UntypedHandleCall {
+    if (method.requestStream && !method.responseStream) {
+      return ((call: AnyCall & AsyncIterable<unknown>, callback: (err: unknown, res?: unknown) => void) => {
+        const ctx = this.#context(call);
+        (context.with(ctx.trace, () => handler(call, ctx)) as Promise<unknown>).then(
+          (res) => (this.#ok(ctx), callback(null, res)),
+          (err: unknown) => callback(this.#toStatus(err, ctx)),
+        );
+      }) as UntypedHandleCall;
+    }
+    if (!method.requestStream && method.responseStream) {
+      return ((call: ServerUnaryCall<unknown, unknown> & NodeJS.WritableStream & { write(m: unknown): boolean }) => {
+        const ctx = this.#context(call);
+        // The whole loop runs in the call's trace context: generator bodies run at iteration.
+        void context.with(ctx.trace, async () => {
+          try {
+            for await (const message of handler(call.request, ctx) as AsyncIterable<unknown>) {
+              if (ctx.signal.aborted) return this.#finish(ctx, 'CANCELLED');
+              if (!call.write(message)) await once(call, 'drain', { signal: ctx.signal });
+            }
+            call.end();
+            this.#ok(ctx);
+          } catch (err) {
+            if (ctx.signal.aborted) this.#finish(ctx, 'CANCELLED');
+            else call.emit('error', this.#toStatus(err, ctx));
+          }
+        });
+      }) as UntypedHandleCall;
+    }
+    if (method.requestStream && method.responseStream) throw new Error(`bidi streaming is not supported: ${method.path}`);
+    return ((call: ServerUnaryCall<unknown, unknown>, callback: (err: unknown, res?: unknown) => void) => {
+      const ctx = this.#context(call);
+      let result: Promise<unknown>;
+      try {
+        result = context.with(ctx.trace, () => handler(call.request, ctx)) as Promise<unknown>;
+      } catch (err) {
+        result = Promise.reject(err);
+      }
+      result.then(
+        (res) => (this.#ok(ctx), callback(null, res)),
+        (err: unknown) => callback(this.#toStatus(err, ctx)),
+      );
+    }) as UntypedHandleCall;
+  }
+}

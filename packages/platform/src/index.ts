@@ -1,0 +1,16 @@
+export { ConfigError, env, loadConfig, loadConfigOrExit } from './config.js';
+export { createLogger, type Logger } from './logger.js';
+export { AppError, errors, isAppError, type ErrorDetails } from './errors/app-error.js';
+export { ERROR_CODES, ERROR_TABLE, grpcStatusOf, httpStatusOf, isErrorCode, type ErrorCode } from './errors/codes.js';
+export { fromGrpcError, toGrpcStatus } from './errors/grpc-status.js';
+export { forward, requireUser, MD_REQUEST_ID, MD_USER_ID, type CallContext, type OutgoingContext } from './grpc/context.js';
+export { GrpcServer, type CallObserver } from './grpc/server.js';
+export { createClient, type ClientOptions } from './grpc/client.js';
+export { HealthReporter, createHealthChecker } from './grpc/health.js';
+export type { AsyncService, ServiceClient } from './grpc/types.js';
+export { onShutdown } from './shutdown.js';
+export { tenantKey, userTag } from './tenant.js';
+export { createRedis, duplicateRedis, type RedisClient } from './redis.js';
+export { Metrics } from './metrics.js';
+export { extractTraceContext, initTracing, injectTraceContext, traceIdOf, tracer, SpanKind, SpanStatusCode, type Context, type Span } from './tracing.js';
+export { isRedisUnavailable, withUnavailableErrors } from './redis-errors.js';

@@ -1,0 +1,76 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+
+export interface SpawnedService {
+  name: string;
+  port: number;
+  /** Where its Prometheus metrics are served (GET /metrics). */
+  metricsPort: number | undefined;
+  child: ChildProcess;
+  /** What it was started with, to start it again. */
+  entry: string;
+  env: Record<string, string>;
+  /** Every log line the process printed so far (JSON lines as parsed objects). */
+  logs: Record<string, unknown>[];
+  /** SIGTERM, then wait for exit; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts a built service (`node <entry>`) with `env` (use port 0 for a random port) and waits
+ * for its `listening` log line, which carries the bound port.
+ */
+export async function spawnService(name: string, entry: string, env: Record<string, string>, timeoutMs = 20_000): Promise<SpawnedService> {
+  const child = spawn(process.execPath, [entry], {
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', METRICS_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  const stderr: string[] = [];
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+  let metricsPort: number | undefined;
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in ${timeoutMs} ms: ${stderr.join('')}`)), timeoutMs);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        logs.push(entry);
+        if (entry.msg === 'listening' && typeof entry.port === 'number') {
+          clearTimeout(timer);
+          if (typeof entry.metricsPort === 'number') metricsPort = entry.metricsPort;
+          resolve(entry.port);
+        }
+      } catch {
+        logs.push({ raw: line });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code} before listening: ${stderr.join('')}`));
+    });
+  });
+  return {
+    name,
+    port,
+    metricsPort,
+    child,
+    entry,
+    env,
+    logs,
+    stop: async () => {
+      if (child.exitCode !== null) return child.exitCode;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const [code] = (await exited) as [number | null];
+      return code;
+    },
+  };
+}
+
+/** Stops a service (gracefully) if it runs, and starts it again on the same port. */
+export async function restartService(service: SpawnedService): Promise<SpawnedService> {
+  await service.stop();
+  const port = String(service.port);
+  return spawnService(service.name, service.entry, { ...service.env, GRPC_PORT: port, PORT: port });
+}

@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { InfraUrls } from './infra.js';
+import { spawnService, type SpawnedService } from './process.js';
+
+/** The processes of the stack, in the order they start (each needs the ones before it). */
+export const STACK_SERVICES = ['files', 'projects', 'agents', 'automations', 'gateway'] as const;
+export type StackService = (typeof STACK_SERVICES)[number];
+
+export interface LaunchOptions {
+  infra: InfraUrls;
+  /** Replicas of every process (2 in the scaled topology). */
+  replicas?: number;
+  /** HS256 secret the gateways verify tokens with. */
+  secret: string;
+  /** Environment for every process, under the stack's own settings. */
+  env?: Record<string, string>;
+  /** Environment per process, over everything else. */
+  envOf?: Partial<Record<StackService, Record<string, string>>>;
+}
+
+export interface LaunchedStack {
+  /** Replicas of each process, in start order. */
+  replicas: Record<StackService, SpawnedService[]>;
+  /** Base URLs of the gateway replicas. */
+  gateways: string[];
+  /** The environment each process was started with (a new replica can reuse it). */
+  envOf: Record<StackService, Record<string, string>>;
+  stop(): Promise<void>;
+}
+
+const entry = (service: StackService) => fileURLToPath(new URL(`../../../services/${service}/dist/main.js`, import.meta.url));
+
+/** One key per stack seals webhook secrets at rest, as every replica of a deployment shares one. */
+const TRIGGER_SECRET_KEY = 'e2e0'.repeat(16);
+
+/**
+ * Starts every built service and the gateway as real processes on random loopback ports,
+ * `replicas` of each, against `infra`. Clients reach a group of replicas through one
+ * `ipv4:a,b` address and round-robin over them, as they do over a headless Service.
+ */
+export async function launchStack(options: LaunchOptions): Promise<LaunchedStack> {
+  const { infra } = options;
+  const count = options.replicas ?? 1;
+  const replicas = {} as Record<StackService, SpawnedService[]>;
+  const envOf = {} as Record<StackService, Record<string, string>>;
+  const addr = (service: StackService) => {
+    const ports = replicas[service].map((s) => `127.0.0.1:${s.port}`);
+    return ports.length === 1 ? ports[0]! : `ipv4:${ports.join(',')}`;
+  };
+  const common = {
+    GRPC_PORT: '0',
+    GRPC_HOST: '127.0.0.1',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    REDIS_URL: infra.redisUrl,
+    REDIS_CLUSTER: String(infra.redisCluster ?? false),
+    NATS_URL: infra.natsUrl,
+    NATS_STREAM_REPLICAS: String(infra.natsReplicas ?? 1),
+  };
+  const own = (service: StackService): Record<string, string> => {
+    switch (service) {
+      case 'files':
+        return {
+          S3_ENDPOINT: infra.s3.endpoint,
+          S3_ACCESS_KEY: infra.s3.accessKey,
+          S3_SECRET_KEY: infra.s3.secretKey,
+          S3_REGION: infra.s3.region,
+          S3_BUCKET: `test-${randomBytes(8).toString('hex')}`,
+        };
+      case 'projects':
+        return { FILES_ADDR: addr('files') };
+      case 'agents':
+        return { PROJECTS_ADDR: addr('projects'), FILES_ADDR: addr('files') };
+      case 'automations':
+        return { AGENTS_ADDR: addr('agents'), TRIGGER_SECRET_KEY };
+      case 'gateway':
+        return {
+          AUTH_JWT_SECRET: options.secret,
+          PROJECTS_ADDR: addr('projects'),
+          FILES_ADDR: addr('files'),
+          AGENTS_ADDR: addr('agents'),
+          AUTOMATIONS_ADDR: addr('automations'),
+        };
+    }
+  };
+  const stop = async () => {
+    // The gateways first, so nothing new comes in while the services drain.
+    for (const service of [...STACK_SERVICES].reverse()) await Promise.all((replicas[service] ?? []).map((s) => s.stop()));
+  };
+  try {
+    for (const service of STACK_SERVICES) {
+      envOf[service] = { ...options.env, ...common, ...own(service), ...options.envOf?.[service] };
+      replicas[service] = await Promise.all(Array.from({ length: count }, () => spawnService(service, entry(service), envOf[service])));
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { replicas, gateways: replicas.gateway.map((g) => `http://127.0.0.1:${g.port}`), envOf, stop };
+}

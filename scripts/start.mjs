@@ -1,0 +1,169 @@
+// npm start: install what is missing, build, find (or start) Redis and NATS, start every
+// service and the gateway, wait until ready, print where it is. Ctrl-C / SIGTERM stops all.
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { build, dataDir, devSecret, ensureInstalled, onPath, root } from './lib.mjs';
+
+const env = process.env;
+const PORT = env.PORT ?? '8080';
+const REDIS_URL = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const NATS_URL = env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const ADDR = {
+  projects: env.PROJECTS_ADDR ?? '127.0.0.1:50051',
+  files: env.FILES_ADDR ?? '127.0.0.1:50052',
+  agents: env.AGENTS_ADDR ?? '127.0.0.1:50053',
+  automations: env.AUTOMATIONS_ADDR ?? '127.0.0.1:50054',
+};
+
+/** The processes of the stack, started in this order and stopped in reverse. */
+const SERVICES = [
+  { name: 'files', env: () => ({ GRPC_PORT: port(ADDR.files), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, ...s3Env }) },
+  { name: 'projects', env: () => ({ GRPC_PORT: port(ADDR.projects), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, FILES_ADDR: ADDR.files }) },
+  { name: 'agents', env: () => ({ GRPC_PORT: port(ADDR.agents), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, PROJECTS_ADDR: ADDR.projects, FILES_ADDR: ADDR.files }) },
+  { name: 'automations', env: () => ({ GRPC_PORT: port(ADDR.automations), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, AGENTS_ADDR: ADDR.agents }) },
+  {
+    name: 'gateway',
+    env: () => ({
+      PORT,
+      AUTH_JWT_SECRET: env.AUTH_JWKS_URL || env.AUTH_PUBLIC_KEY ? env.AUTH_JWT_SECRET ?? '' : devSecret(),
+      PROJECTS_ADDR: ADDR.projects,
+      AGENTS_ADDR: ADDR.agents,
+      FILES_ADDR: ADDR.files,
+      AUTOMATIONS_ADDR: ADDR.automations,
+    }),
+  },
+];
+
+const children = [];
+let stopping = false;
+/** S3_* for the files service: the caller's S3_ENDPOINT, or the embedded s3rver's. */
+let s3Env = {};
+
+function port(address) {
+  return address.slice(address.lastIndexOf(':') + 1);
+}
+
+function reachable(url) {
+  const { hostname, port: p } = new URL(url);
+  return new Promise((resolve) => {
+    const s = connect({ host: hostname, port: Number(p) });
+    const done = (ok) => (s.destroy(), resolve(ok));
+    s.setTimeout(1000, () => done(false));
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+  });
+}
+
+function startChild(name, cmd, args, childEnv = {}) {
+  const logs = join(dataDir(), 'logs');
+  mkdirSync(logs, { recursive: true });
+  const out = createWriteStream(join(logs, `${name}.log`), { flags: 'a' });
+  const child = spawn(cmd, args, { cwd: root, env: { ...env, ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(out);
+  child.stderr.on('data', (chunk) => {
+    out.write(chunk);
+    process.stderr.write(`[${name}] ${chunk}`);
+  });
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`✗ ${name} exited (${signal ?? code}); see ${join(logs, `${name}.log`)}. Stopping everything.`);
+      void stopAll(1);
+    }
+  });
+  children.push({ name, child });
+  return child;
+}
+
+async function waitFor(what, check, timeoutMs) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await sleep(200);
+  }
+  console.error(`✗ ${what} did not come up within ${timeoutMs / 1000} s`);
+  await stopAll(1);
+}
+
+/** Uses the backend at `url`, or starts our own under DATA_DIR when it does not answer. */
+async function backend(name, url, binary, args, hint) {
+  if (await reachable(url)) return console.log(`› ${name}: using ${url}`);
+  if (!onPath(binary)) {
+    console.error(`✗ ${name} does not answer at ${url} and ${binary} is not on the PATH.\n  ${hint}`);
+    process.exit(1);
+  }
+  console.log(`› ${name}: nothing at ${url}; starting ${binary} under ${dataDir()}`);
+  startChild(name, binary, args);
+  await waitFor(name, () => reachable(url), 15_000);
+}
+
+/**
+ * With S3_ENDPOINT set, the files service uses that store (S3_* pass through). Otherwise s3rver
+ * runs under DATA_DIR/s3 on a free port (scripts/s3rver.mjs says why it needs the flag).
+ */
+async function embeddedS3() {
+  if (env.S3_ENDPOINT) return console.log(`› s3: using ${env.S3_ENDPOINT}`);
+  console.log(`› s3: no S3_ENDPOINT; starting the embedded s3rver under ${dataDir()}`);
+  const child = startChild('s3', process.execPath, [join(root, 'scripts/s3rver.mjs')], {
+    NODE_OPTIONS: '--openssl-legacy-provider',
+    S3RVER_DIRECTORY: mkdir('s3'),
+  });
+  const s3Port = await new Promise((resolve) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.includes('"listening"')) resolve(JSON.parse(line).port);
+    });
+  });
+  s3Env = { S3_ENDPOINT: `http://127.0.0.1:${s3Port}`, S3_ACCESS_KEY: 'S3RVER', S3_SECRET_KEY: 'S3RVER' };
+}
+
+async function stopAll(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  for (const { name, child } of [...children].reverse()) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    child.kill('SIGTERM');
+    const exited = new Promise((r) => child.once('exit', r));
+    if ((await Promise.race([exited.then(() => true), sleep(25_000).then(() => false)])) === false) {
+      console.error(`› ${name} did not stop in time; killing it`);
+      child.kill('SIGKILL');
+    }
+  }
+  process.exit(code);
+}
+
+process.on('SIGINT', () => void stopAll(0));
+process.on('SIGTERM', () => void stopAll(0));
+
+ensureInstalled();
+console.log('› building…');
+build();
+
+const redis = new URL(REDIS_URL);
+await backend('redis', REDIS_URL, 'redis-server', ['--port', redis.port || '6379', '--bind', redis.hostname, '--dir', mkdir('redis'), '--appendonly', 'yes', '--save', ''],
+  'Install it (Debian: apt-get install redis-server) or set REDIS_URL to a running Redis.');
+const nats = new URL(NATS_URL);
+await backend('nats', NATS_URL, 'nats-server', ['-a', nats.hostname, '-p', nats.port || '4222', '-js', '-sd', mkdir('nats')],
+  'Install it (Debian: apt-get install nats-server) or set NATS_URL to a NATS server with JetStream.');
+await embeddedS3();
+
+for (const service of SERVICES) {
+  startChild(service.name, process.execPath, [join(root, 'services', service.name, 'dist/main.js')], service.env());
+}
+const base = `http://127.0.0.1:${PORT}`;
+await waitFor('the gateway', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.ok === true, 60_000);
+
+console.log(`
+✓ ready at ${base}   (API reference: ${base}/docs, OpenAPI: ${base}/openapi.json)
+  logs: ${join(dataDir(), 'logs')}
+  get a token:  TOKEN=$(npm run -s token -- alice)
+  try it:       curl -H "Authorization: Bearer $TOKEN" ${base}/v1/agent/projects
+  stop:         Ctrl-C`);
+
+function mkdir(name) {
+  const dir = join(dataDir(), name);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}

@@ -1,0 +1,61 @@
+import { createEvent } from '@workspace/events';
+import { errors } from '@workspace/platform';
+import { EVENT_SOURCE, type Agents } from './agents.js';
+import { isId, newId } from './ids.js';
+import type { AgentConfig, AgentRepo, ChatRecord, Clock, Scope } from './ports.js';
+import { charCount, hasLoneSurrogate } from './text.js';
+
+export const DEFAULT_CHAT_TITLE = 'New chat';
+export const CHAT_TITLE_MAX = 200;
+
+/** Chats of an Agent (CONTRACT §7): each pins the config that was current when it started. */
+export class Chats {
+  readonly #repo: AgentRepo;
+  readonly #agents: Agents;
+  readonly #now: Clock;
+
+  constructor(options: { repo: AgentRepo; agents: Agents; clock?: Clock }) {
+    this.#repo = options.repo;
+    this.#agents = options.agents;
+    this.#now = options.clock ?? (() => new Date());
+  }
+
+  async create(scope: Scope, agentId: string, title: string | undefined): Promise<ChatRecord> {
+    const chatTitle = title ?? DEFAULT_CHAT_TITLE;
+    if (hasLoneSurrogate(chatTitle) || charCount(chatTitle) < 1 || charCount(chatTitle) > CHAT_TITLE_MAX) {
+      throw errors.invalidArgument(`title must be 1–${CHAT_TITLE_MAX} characters`, 'title');
+    }
+    await this.#agents.require(scope, agentId);
+    const chatId = newId('cht');
+    const chat = await this.#repo.createChat(scope.userId, agentId, (agent) => {
+      // Built from the Agent as the transaction saw it, so the pin is the config current at commit.
+      const at = this.#now().toISOString();
+      const record: ChatRecord = {
+        chatId,
+        agentId,
+        configId: agent.currentConfigId,
+        projectName: agent.summary.projectName,
+        title: chatTitle,
+        createdAt: at,
+        updatedAt: at,
+      };
+      const event = createEvent('chat.created', { source: EVENT_SOURCE, subject: chatId, time: at, data: { userId: scope.userId, ...record } });
+      return { chat: record, events: [event] };
+    });
+    if (!chat) throw errors.notFound('agent', agentId);
+    return chat;
+  }
+
+  async list(scope: Scope, agentId: string): Promise<ChatRecord[]> {
+    await this.#agents.require(scope, agentId);
+    return this.#repo.listChats(scope.userId, agentId);
+  }
+
+  /** The chat with the config it pins (kept alive by the pin even after later updates). */
+  async get(scope: Scope, agentId: string, chatId: string): Promise<{ chat: ChatRecord; config: AgentConfig }> {
+    await this.#agents.require(scope, agentId);
+    const chat = isId('cht', chatId) ? await this.#repo.getChat(scope.userId, chatId) : undefined;
+    if (!chat || chat.agentId !== agentId) throw errors.notFound('chat', chatId);
+    return { chat, config: await this.#agents.config(scope, chat.configId) };
+  }
+}

@@ -1,0 +1,111 @@
+import type { WorkspaceEvent } from '@workspace/events';
+import type { EditableFields, KnowledgeFile, ResponseMode } from './fields.js';
+
+/** An immutable configuration, as stored and returned. */
+export interface AgentConfig extends EditableFields {
+  schemaVersion: number;
+  configId: string;
+  agentId: string;
+  normalizedName: string;
+  createdAt: string;
+  contentDigest: string;
+}
+
+/** What the list shows of an Agent's current config, kept beside the record so a page needs no config reads. */
+export interface AgentSummary {
+  name: string;
+  description: string;
+  projectName: string;
+  responseMode: ResponseMode;
+  /** `normalizedName` and the description normalized the same way, for `q`. */
+  searchName: string;
+  searchDescription: string;
+}
+
+export interface AgentRecord {
+  agentId: string;
+  currentConfigId: string;
+  state: 'active';
+  createdAt: string;
+  updatedAt: string;
+  lastChatAt: string | null;
+  chatCount: number;
+  summary: AgentSummary;
+}
+
+export interface ChatRecord {
+  chatId: string;
+  agentId: string;
+  configId: string;
+  projectName: string;
+  title: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type CommitResult =
+  | { status: 'committed'; agent: AgentRecord }
+  | { status: 'stale'; currentConfigId: string }
+  | { status: 'gone' };
+
+export interface CommitConfigRequest {
+  agentId: string;
+  /** The write happens only while this is still the current config (compare-and-set). */
+  baseConfigId: string;
+  config: AgentConfig;
+  summary: AgentSummary;
+  /** Picks, among every stored config (oldest first), those to delete in the same transaction. */
+  expire: (oldestFirst: string[], pinned: ReadonlySet<string>) => string[];
+  events: WorkspaceEvent[];
+}
+
+/** Persistence of one user's Agents, configurations and chats. Every write is atomic. */
+export interface AgentRepo {
+  /** Stores a new Agent with its first configuration. */
+  create(userId: string, agent: AgentRecord, config: AgentConfig, events: WorkspaceEvent[]): Promise<void>;
+  get(userId: string, agentId: string): Promise<AgentRecord | undefined>;
+  getConfig(userId: string, configId: string): Promise<AgentConfig | undefined>;
+  /** Makes `config` current if `baseConfigId` still is; expires old configs; one transaction. */
+  commitConfig(userId: string, request: CommitConfigRequest): Promise<CommitResult>;
+  /** The newest `limit` stored configurations, newest first. */
+  listVersions(userId: string, agentId: string, limit: number): Promise<AgentConfig[]>;
+  /** A page of Agents, newest first (createdAt, then agentId, descending), from a sorted index. */
+  page(userId: string, offset: number, limit: number): Promise<{ agents: AgentRecord[]; total: number }>;
+  /** Like `page`, over the Agents whose normalized name or description `matches`. */
+  search(userId: string, matches: (summary: Pick<AgentSummary, 'searchName' | 'searchDescription'>) => boolean, offset: number, limit: number): Promise<{ agents: AgentRecord[]; total: number }>;
+  /** Removes the Agent, its configs and chats, and queues `events`, at once; false when absent. */
+  delete(userId: string, agentId: string, events: WorkspaceEvent[]): Promise<boolean>;
+  /**
+   * Adds a chat built by `make` from the Agent as it is at commit time (so it pins the config
+   * current then), bumps chatCount and sets lastChatAt; undefined when the Agent is absent.
+   */
+  createChat(userId: string, agentId: string, make: (agent: AgentRecord) => { chat: ChatRecord; events: WorkspaceEvent[] }): Promise<ChatRecord | undefined>;
+  /** The Agent's chats, newest first. */
+  listChats(userId: string, agentId: string): Promise<ChatRecord[]>;
+  getChat(userId: string, chatId: string): Promise<ChatRecord | undefined>;
+}
+
+/** Who a use case runs for, and what to pass on to other services. */
+export interface Scope {
+  userId: string;
+  requestId?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** Projects of the user, as the projects service owns them. */
+export interface ProjectDirectory {
+  /** The stored spelling of the project `name` names (case-insensitively); PROJECT_NOT_FOUND / PROJECT_ARCHIVED otherwise. */
+  resolve(scope: Scope, name: string): Promise<string>;
+}
+
+/** The Agents' knowledge copies, as the files service keeps them (CONTRACT §7). */
+export interface KnowledgeStore {
+  /**
+   * Copies the user's workspace files at `paths` into storage owned by the Agent (content-
+   * addressed: bytes it holds already are not copied again) and returns their stored form in
+   * order. FILE_NOT_FOUND, IS_A_DIRECTORY and INVALID_PATH name `knowledgeFiles[i].path`.
+   */
+  pin(scope: Scope, agentId: string, paths: string[]): Promise<KnowledgeFile[]>;
+}
+
+export type Clock = () => Date;

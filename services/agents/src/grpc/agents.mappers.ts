@@ -1,0 +1,100 @@
+import type {
+  Agent,
+  AgentConfig as AgentConfigProto,
+  AgentFields,
+  AgentListItem,
+  Chat,
+  KnowledgeFile as KnowledgeFileProto,
+} from '@workspace/proto/workspace/agents/v1/agents';
+import type { FieldsInput, KnowledgeFile } from '../domain/fields.js';
+import type { AgentConfig, AgentRecord, ChatRecord } from '../domain/ports.js';
+
+/** Only the members that were sent, so that validation sees exactly what the caller gave. */
+function knowledgeInput(file: KnowledgeFileProto): Record<string, unknown> {
+  const out: Record<string, unknown> = { path: file.path };
+  if (file.size !== undefined) out.size = file.size;
+  if (file.sha256 !== undefined) out.sha256 = file.sha256;
+  if (file.mimeType !== undefined) out.mimeType = file.mimeType;
+  return out;
+}
+
+/** The submitted fields of a request; absent ones stay undefined. */
+export function fieldsFromProto(fields: AgentFields | undefined): FieldsInput {
+  if (!fields) return {};
+  return {
+    name: fields.name,
+    description: fields.description,
+    goal: fields.goal,
+    instructions: fields.instructions,
+    conversationStarters: fields.conversationStarters?.values,
+    responseMode: fields.responseMode,
+    projectName: fields.projectName,
+    threadManagementEnabled: fields.threadManagementEnabled,
+    threadCreationMode: fields.threadCreationMode,
+    knowledgeFiles: fields.knowledgeFiles?.files.map(knowledgeInput),
+    skills: fields.skills,
+    connectors: fields.connectors,
+  };
+}
+
+function knowledgeToProto(file: KnowledgeFile): KnowledgeFileProto {
+  return { path: file.path, size: file.size, sha256: file.sha256, mimeType: file.mimeType };
+}
+
+export function configToProto(c: AgentConfig): AgentConfigProto {
+  return {
+    schemaVersion: c.schemaVersion,
+    configId: c.configId,
+    agentId: c.agentId,
+    name: c.name,
+    normalizedName: c.normalizedName,
+    description: c.description,
+    goal: c.goal,
+    instructions: c.instructions,
+    conversationStarters: c.conversationStarters,
+    responseMode: c.responseMode,
+    threadManagementEnabled: c.threadManagementEnabled,
+    threadCreationMode: c.threadCreationMode,
+    projectName: c.projectName,
+    knowledgeFiles: c.knowledgeFiles.map(knowledgeToProto),
+    skills: c.skills,
+    connectors: c.connectors,
+    createdAt: c.createdAt,
+    contentDigest: c.contentDigest,
+  };
+}
+
+export function agentToProto(agent: AgentRecord, config: AgentConfig): Agent {
+  return {
+    agentId: agent.agentId,
+    currentConfigId: agent.currentConfigId,
+    state: agent.state,
+    createdAt: agent.createdAt,
+    updatedAt: agent.updatedAt,
+    lastChatAt: agent.lastChatAt ?? undefined,
+    chatCount: agent.chatCount,
+    config: configToProto(config),
+  };
+}
+
+/** Schedules come with a later service: until then no Agent has an active one. */
+export function listItemToProto(agent: AgentRecord): AgentListItem {
+  return {
+    agentId: agent.agentId,
+    currentConfigId: agent.currentConfigId,
+    name: agent.summary.name,
+    description: agent.summary.description,
+    projectName: agent.summary.projectName,
+    responseMode: agent.summary.responseMode,
+    createdAt: agent.createdAt,
+    updatedAt: agent.updatedAt,
+    lastChatAt: agent.lastChatAt ?? undefined,
+    chatCount: agent.chatCount,
+    activeScheduleCount: 0,
+    nextRunAt: undefined,
+  };
+}
+
+export function chatToProto(chat: ChatRecord): Chat {
+  return { ...chat };
+}

@@ -1,0 +1,72 @@
+import { errors, isAppError } from '@workspace/platform';
+import { isId, newId } from './ids.js';
+import type { AgentDirectory, Clock, SecretBox, Scope, TriggerRecord, TriggerRepo } from './ports.js';
+import { newSecret, verifySignature } from './signature.js';
+
+/** Contract §7 says nothing of a limit; 200 characters keeps names display-sized. */
+export const TRIGGER_NAME_MAX = 200;
+
+/** Webhook triggers of an Agent (CONTRACT §7): create (secret shown once), list, delete, fire. */
+export class Triggers {
+  readonly #repo: TriggerRepo;
+  readonly #agents: AgentDirectory;
+  readonly #box: SecretBox;
+  readonly #clock: Clock;
+
+  constructor(deps: { repo: TriggerRepo; agents: AgentDirectory; box: SecretBox; clock?: Clock }) {
+    this.#repo = deps.repo;
+    this.#agents = deps.agents;
+    this.#box = deps.box;
+    this.#clock = deps.clock ?? (() => new Date());
+  }
+
+  async create(scope: Scope, agentId: string, name = ''): Promise<{ trigger: TriggerRecord; secret: string }> {
+    if ([...name].length > TRIGGER_NAME_MAX) throw errors.invalidArgument(`name must be at most ${TRIGGER_NAME_MAX} characters`, 'name');
+    await this.#agents.require(scope, agentId);
+    const trigger = { triggerId: newId('trg'), agentId, name, createdAt: this.#clock().toISOString() };
+    const secret = newSecret();
+    const stored = { ...trigger, sealedSecret: this.#box.seal(secret, trigger.triggerId) };
+    if (!(await this.#repo.create(scope.userId, stored))) throw errors.notFound('agent', agentId);
+    return { trigger, secret };
+  }
+
+  async list(scope: Scope, agentId: string): Promise<TriggerRecord[]> {
+    await this.#agents.require(scope, agentId);
+    return this.#repo.list(scope.userId, agentId);
+  }
+
+  async delete(scope: Scope, agentId: string, triggerId: string): Promise<void> {
+    await this.#agents.require(scope, agentId);
+    const trigger = isId('trg', triggerId) ? await this.#repo.get(scope.userId, triggerId) : undefined;
+    if (!trigger || trigger.agentId !== agentId) throw errors.notFound('trigger', triggerId);
+    await this.#repo.delete(scope.userId, trigger);
+  }
+
+  /**
+   * The unauthenticated hook: the trigger id finds the owner, the signature proves the caller
+   * holds the secret. Unknown → TRIGGER_NOT_FOUND; bad or missing signature → UNAUTHENTICATED.
+   * Then a chat starts as the owner, like a chat they started themselves.
+   */
+  async fire(triggerId: string, body: Uint8Array, signature: string, requestId?: string): Promise<{ trigger: TriggerRecord; chatId: string }> {
+    const userId = isId('trg', triggerId) ? await this.#repo.ownerOf(triggerId) : undefined;
+    const trigger = userId === undefined ? undefined : await this.#repo.get(userId, triggerId);
+    if (!userId || !trigger) throw errors.notFound('trigger', triggerId);
+    if (!verifySignature(this.#box.open(trigger.sealedSecret, triggerId), body, signature)) {
+      throw errors.unauthenticated('X-Signature must be sha256=<hex HMAC-SHA256 of the raw body, keyed with the trigger secret>');
+    }
+    const scope = { userId, requestId };
+    try {
+      const chatId = await this.#agents.startChat(scope, trigger.agentId, webhookTitle(trigger.name));
+      return { trigger, chatId };
+    } catch (err) {
+      // The Agent is gone and the cascade has not reached us yet: the trigger is gone too.
+      if (isAppError(err) && err.code === 'AGENT_NOT_FOUND') throw errors.notFound('trigger', triggerId);
+      throw err;
+    }
+  }
+}
+
+/** "Webhook: <name>", or plain "Webhook"; cut to the chat title limit (200). */
+export function webhookTitle(name: string): string {
+  return [...(name ? `Webhook: ${name}` : 'Webhook')].slice(0, 200).join('');
+}

@@ -1,0 +1,118 @@
+import express, { type RequestHandler } from 'express';
+import { LRUCache } from 'lru-cache';
+import { context, trace } from '@opentelemetry/api';
+import { AppError, SpanKind, SpanStatusCode, traceIdOf, tracer, type Logger, type Metrics } from '@workspace/platform';
+import { errorHandler, sendError } from './http/errors.js';
+import { requestId } from './http/request-id.js';
+import type { Verifier } from './http/auth.js';
+import { buildOpenApi } from './openapi/openapi.js';
+import { docsRouter } from './openapi/docs.js';
+import { buildRoutes, type Clients } from './routes/index.js';
+import { mountRoutes } from './routes/route.js';
+
+export interface GatewayDeps {
+  logger: Logger;
+  verify: Verifier;
+  clients: Clients;
+  /** Resolves true when every downstream service (and through them every backend) serves. */
+  ready: () => Promise<boolean>;
+  trustProxy?: boolean;
+  /** When given, every request is counted and timed by route. */
+  metrics?: Metrics;
+}
+
+const INFO = {
+  title: 'Workspace API',
+  version: '1.0.0',
+  description: 'Projects, files and Agents with immutable, versioned configurations. Errors use one envelope: `{error: {code, message, requestId, details?}}`.',
+};
+
+/**
+ * Makes sure each user has Home before their first request is served. Cached per replica: a
+ * miss costs one idempotent call, so replicas need not agree on the cache.
+ */
+function ensureHome(projects: Clients['projects'], logger: Logger): RequestHandler {
+  const seen = new LRUCache<string, true>({ max: 100_000 });
+  return async (_req, res, next) => {
+    const userId = res.locals.userId as string;
+    if (!seen.has(userId)) {
+      try {
+        await projects.ensureHome({}, { userId, requestId: res.locals.requestId as string });
+        seen.set(userId, true);
+      } catch (err) {
+        logger.warn({ err, requestId: res.locals.requestId }, 'could not ensure Home; will retry on the next request');
+      }
+    }
+    next();
+  };
+}
+
+export function createApp(deps: GatewayDeps) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', deps.trustProxy ?? false);
+  const state = { shuttingDown: false };
+
+  const requests = deps.metrics?.counter('http_requests_total', 'HTTP requests, by method, route and status', ['method', 'route', 'status']);
+  const latency = deps.metrics?.histogram('http_request_duration_seconds', 'HTTP request latency', ['method', 'route']);
+  app.use(requestId);
+  app.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    // Draining: tell keep-alive clients to reconnect (to another replica) after this response.
+    if (state.shuttingDown) res.setHeader('Connection', 'close');
+    // A server span per request; every gRPC call made while serving it carries its traceparent.
+    const span = tracer().startSpan(`HTTP ${req.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': req.path, 'workspace.request_id': res.locals.requestId as string } });
+    const traceId = traceIdOf(span);
+    res.once('close', () => {
+      const route = (req.route as { path?: string } | undefined)?.path;
+      if (route) span.updateName(`HTTP ${req.method} ${route}`);
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    });
+    res.once('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      // The route pattern, not the path: bounded label values whatever clients send.
+      const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
+      requests?.inc({ method: req.method, route, status: res.statusCode });
+      latency?.observe({ method: req.method, route }, seconds);
+      deps.logger.info({ requestId: res.locals.requestId, traceId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(seconds * 10_000) / 10 }, 'request');
+    });
+    context.with(trace.setSpan(context.active(), span), next);
+  });
+
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    if (!state.shuttingDown && (await deps.ready())) {
+      res.json({ status: 'ready' });
+      return;
+    }
+    sendError(res, new AppError('UNAVAILABLE', state.shuttingDown ? 'shutting down' : 'not ready'));
+  });
+
+  const authenticate: RequestHandler[] = [
+    async (req, res, next) => {
+      res.locals.userId = await deps.verify(req.get('authorization'));
+      next();
+    },
+    ensureHome(deps.clients.projects, deps.logger),
+  ];
+  const routes = buildRoutes(deps.clients);
+  const openapi = buildOpenApi(routes, INFO);
+  app.get('/openapi.json', (_req, res) => void res.json(openapi));
+  app.use(docsRouter());
+  app.use(mountRoutes(routes, authenticate));
+  app.use((req, _res, next) => next(new AppError('ROUTE_NOT_FOUND', `no route for ${req.method} ${req.path}`)));
+  app.use(errorHandler(deps.logger));
+
+  return {
+    app,
+    openapi,
+    /** The first step of shutdown: /readyz answers 503 from now on. */
+    markShuttingDown: () => {
+      state.shuttingDown = true;
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import { env } from '@workspace/platform';
+import { z } from 'zod';
+
+const optional = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
+
+export const configSchema = z
+  .object({
+    HOST: z.string().default('0.0.0.0'),
+    PORT: env.port(8080),
+    METRICS_PORT: env.port(9464),
+    AUTH_JWKS_URL: optional.pipe(z.string().url().optional()),
+    /** PEM (SPKI) public key; `\n` escapes are accepted for one-line environment values. */
+    AUTH_PUBLIC_KEY: optional.transform((v) => v?.replace(/\\n/g, '\n')),
+    AUTH_JWT_SECRET: optional,
+    AUTH_ISSUER: optional,
+    AUTH_AUDIENCE: optional,
+    PROJECTS_ADDR: env.address('127.0.0.1:50051'),
+    AGENTS_ADDR: env.address('127.0.0.1:50053'),
+    FILES_ADDR: env.address('127.0.0.1:50052'),
+    /** Empty: run without the automations service (no schedule or trigger routes). */
+    AUTOMATIONS_ADDR: z
+      .string()
+      .default('127.0.0.1:50054')
+      .transform((v) => v.trim() || undefined),
+    GRPC_DEADLINE_MS: env.positiveInt(5_000),
+    LOG_LEVEL: env.logLevel(),
+    OTEL_EXPORTER_OTLP_ENDPOINT: env.otlpEndpoint(),
+    TRUST_PROXY: env.bool(false),
+    /** How long /readyz reports "not ready" before the server stops taking connections. */
+    SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
+    SHUTDOWN_GRACE_MS: env.positiveInt(20_000),
+  })
+  .refine((c) => c.AUTH_JWKS_URL || c.AUTH_PUBLIC_KEY || c.AUTH_JWT_SECRET, {
+    message: 'one of AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_JWT_SECRET is required',
+    path: ['AUTH_JWT_SECRET'],
+  });
+
+export type GatewayConfig = z.output<typeof configSchema>;

@@ -1,0 +1,81 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createClient, createHealthChecker, type Logger, type Metrics } from '@workspace/platform';
+import { ProjectsServiceService } from '@workspace/proto/workspace/projects/v1/projects';
+import { AgentsServiceService } from '@workspace/proto/workspace/agents/v1/agents';
+import { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
+import { AutomationsServiceService } from '@workspace/proto/workspace/automations/v1/automations';
+import type { ServiceDefinition } from '@grpc/grpc-js';
+import { createApp } from './app.js';
+import type { Clients } from './routes/index.js';
+import { createVerifier, type AuthOptions } from './http/auth.js';
+
+export interface GatewayOptions {
+  logger: Logger;
+  host: string;
+  port: number;
+  auth: AuthOptions;
+  /** `automations` is optional: without it schedules and triggers are not served. */
+  addresses: { projects: string; files: string; agents: string; automations?: string | undefined };
+  deadlineMs: number;
+  trustProxy?: boolean;
+  metrics?: Metrics;
+}
+
+const READY_TIMEOUT_MS = 1_000;
+
+/** Wires clients and the app, listens; `stop` drains in-flight requests, then closes clients. */
+export async function startGateway(options: GatewayOptions) {
+  // Reads (and idempotent writes) are retried on UNAVAILABLE, e.g. when a replica is draining.
+  const client = <S extends ServiceDefinition>(definition: S, name: Exclude<keyof GatewayOptions['addresses'], 'automations'>, idempotent: readonly Extract<keyof S, string>[]) =>
+    createClient(definition, { serviceName: name, address: options.addresses[name], deadlineMs: options.deadlineMs, idempotent });
+  const clients = {
+    projects: client(ProjectsServiceService, 'projects', ['ensureHome', 'listProjects', 'getProject']),
+    agents: client(AgentsServiceService, 'agents', ['getAgent', 'listAgents', 'listVersions', 'listChats', 'getChat']),
+    files: client(FilesServiceService, 'files', ['listFiles', 'statFile', 'readFile', 'downloadFile', 'exportFolder']),
+    ...(options.addresses.automations && {
+      automations: createClient(AutomationsServiceService, {
+        serviceName: 'automations',
+        address: options.addresses.automations,
+        deadlineMs: options.deadlineMs,
+        idempotent: ['listSchedules', 'listTriggers', 'summarizeSchedules'],
+      }),
+    }),
+  } satisfies Clients;
+  const health = Object.values(options.addresses).flatMap((address) => (address ? [createHealthChecker(address)] : []));
+  const { app, markShuttingDown } = createApp({
+    logger: options.logger,
+    verify: createVerifier(options.auth),
+    clients,
+    ready: async () => (await Promise.all(health.map((h) => h.check(READY_TIMEOUT_MS)))).every(Boolean),
+    trustProxy: options.trustProxy ?? false,
+    ...(options.metrics && { metrics: options.metrics }),
+  });
+  const server: Server = createServer({ requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 65_000 }, app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    markShuttingDown,
+    stop: async (graceMs: number) => {
+      markShuttingDown();
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.closeAllConnections();
+          resolve();
+        }, graceMs);
+        server.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      for (const c of Object.values(clients)) c.close();
+      for (const h of health) h.close();
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import type { ErrorRequestHandler, Response } from 'express';
+import { AppError, errors, httpStatusOf, isAppError, type ErrorCode, type ErrorDetails, type Logger } from '@workspace/platform';
+
+/** Writes the contract's error envelope (and the headers some statuses call for). */
+export function sendError(res: Response, err: AppError, status = httpStatusOf(err.code)): void {
+  const requestId = String(res.locals.requestId ?? '');
+  if (err.code === 'UNAUTHENTICATED') {
+    const hasToken = err.message !== 'missing bearer token';
+    // RFC 6750: error_description is printable ASCII without quotes or backslashes.
+    const description = err.message.replace(/[^\x20-\x7e]|["\\]/g, ' ');
+    res.setHeader('WWW-Authenticate', hasToken ? `Bearer realm="workspace", error="invalid_token", error_description="${description}"` : 'Bearer realm="workspace"');
+  }
+  if (err.code === 'UNAVAILABLE' || err.code === 'RATE_LIMITED') res.setHeader('Retry-After', '1');
+  const body: { code: ErrorCode; message: string; requestId: string; details?: ErrorDetails } = {
+    code: err.code,
+    message: err.message,
+    requestId,
+  };
+  if (err.details) body.details = err.details;
+  res.status(status).type('application/json').send(JSON.stringify({ error: body }));
+}
+
+/** Body-parser and router errors carry `type`/`status`; these are the client's mistakes. */
+function fromHttpLayer(err: { type?: string; status?: number; statusCode?: number }): AppError | undefined {
+  switch (err.type) {
+    case 'entity.too.large':
+      return new AppError('PAYLOAD_TOO_LARGE', 'JSON body is larger than 1 MiB');
+    case 'entity.parse.failed':
+      return errors.invalidArgument('malformed JSON body');
+    case 'charset.unsupported':
+    case 'encoding.unsupported':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', 'JSON body must be UTF-8 (application/json; charset=utf-8)');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return errors.invalidArgument('request body ended early');
+  }
+  const status = err.status ?? err.statusCode;
+  if (status === 400) return errors.invalidArgument('malformed request');
+  return undefined;
+}
+
+/** The last middleware: every error becomes the envelope; unknown ones are logged, never shown. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    const known = isAppError(err) ? err : fromHttpLayer(err as { type?: string; status?: number });
+    const appError = known ?? errors.internal(err);
+    if (appError.code === 'INTERNAL' || appError.code === 'UNAVAILABLE') {
+      const cause = appError.cause ?? err;
+      logger.error({ err: cause, requestId: res.locals.requestId, method: req.method, path: req.path }, 'request failed');
+    }
+    if (res.headersSent) {
+      // A streamed response already started: the only honest signal left is a broken connection.
+      res.destroy();
+      return;
+    }
+    try {
+      sendError(res, appError);
+    } catch (renderError) {
+      // Never fall through to Express's HTML error page: answer with the bare envelope.
+      logger.error({ err: renderError, requestId: res.locals.requestId }, 'could not render error');
+      res.removeHeader('WWW-Authenticate');
+      res.status(500).type('application/json').send(JSON.stringify({ error: { code: 'INTERNAL', message: 'internal error', requestId: String(res.locals.requestId ?? '') } }));
+    }
+  };
+}

@@ -1,0 +1,112 @@
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import type { Request, Response } from 'express';
+import { AppError, errors } from '@workspace/platform';
+
+/** How much of a refused upload's body is read and dropped so the client can read the error. */
+const DRAIN_LIMIT = 8 * 1024 * 1024;
+
+/** The form fields allowed before the file (CONTRACT §5), each also accepted as a query parameter. */
+export interface UploadFields {
+  path?: string | undefined;
+  onConflict?: string | undefined;
+}
+
+export interface FormFile {
+  /** From the part header, decoded as UTF-8; '' when none was given. */
+  filename: string;
+  stream: Readable;
+}
+
+/**
+ * What to do once the file part starts. `formDone` resolves when the form ends with nothing
+ * after the file, and rejects when a part follows it, the form is malformed or the client
+ * goes away: the upload must not be committed before it resolves.
+ */
+export type FileHandler<T> = (fields: UploadFields, file: FormFile, formDone: Promise<void>) => Promise<T>;
+
+const FIELD_NAMES = new Set(['path', 'onConflict']);
+
+/**
+ * Reads a `multipart/form-data` upload as a stream: `path` and `onConflict` first (each at most
+ * once, in the form or the query), then exactly one `file` part, then nothing. The file's bytes
+ * are handed on as they arrive, with backpressure to the client, never buffered whole.
+ */
+export function readUploadForm<T>(req: Request, res: Response, fromQuery: UploadFields, onFile: FileHandler<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const fields: UploadFields = { ...fromQuery };
+    let file: FormFile | undefined;
+    let state: 'reading' | 'done' | 'failed' = 'reading';
+    let formDone!: { resolve: () => void; reject: (err: unknown) => void };
+    const done = new Promise<void>((res_, rej) => (formDone = { resolve: res_, reject: rej }));
+    done.catch(() => undefined); // observed through onFile's result
+
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fieldSize: 4096, fields: 4, files: 2, parts: 6 } });
+    } catch {
+      reject(errors.invalidArgument('malformed multipart/form-data request (no boundary?)'));
+      return;
+    }
+
+    /**
+     * Ends the exchange early: stop parsing and close the connection after the error response.
+     * The rest of a small body is read and discarded, so a client still sending can finish and
+     * read the answer instead of failing with a broken pipe; past DRAIN_LIMIT it is cut off.
+     */
+    const fail = (err: AppError) => {
+      if (state !== 'reading') return;
+      state = 'failed';
+      req.unpipe(parser);
+      let discarded = 0;
+      req.on('data', (chunk: Buffer) => {
+        discarded += chunk.length;
+        if (discarded > DRAIN_LIMIT) req.destroy();
+      });
+      req.resume();
+      res.setHeader('Connection', 'close');
+      if (file) {
+        formDone.reject(err);
+        file.stream.destroy(err);
+      } else reject(err);
+    };
+
+    parser.on('field', (name, value, info) => {
+      if (file) return fail(errors.invalidArgument(`the "${name}" part must come before the "file" part`, name));
+      if (!FIELD_NAMES.has(name)) return fail(errors.invalidArgument(`unknown form field "${name}"`, name));
+      const key = name as keyof UploadFields;
+      if (fields[key] !== undefined) return fail(errors.invalidArgument(`${name} is given more than once`, name));
+      if (info.valueTruncated) return fail(errors.invalidArgument(`${name} is too long`, name));
+      fields[key] = value;
+    });
+    parser.on('file', (name, stream, info) => {
+      if (file || name !== 'file') {
+        stream.resume();
+        const why = file ? (name === 'file' ? 'only one file may be uploaded per request' : `the "${name}" part must come before the "file" part`) : `unknown form part "${name}"; the file goes in "file"`;
+        return fail(errors.invalidArgument(why, name));
+      }
+      // Failures reach the upload through its iteration of the stream and `formDone`; an error
+      // emitted after that iteration ended must not go unhandled (it would end the process).
+      stream.on('error', () => undefined);
+      file = { filename: info.filename ?? '', stream };
+      onFile(fields, file, done).then(resolve, (err: unknown) => {
+        fail(err instanceof AppError ? err : errors.internal(err));
+        reject(err);
+      });
+    });
+    parser.on('partsLimit', () => fail(errors.invalidArgument('too many form parts')));
+    parser.on('fieldsLimit', () => fail(errors.invalidArgument('too many form fields')));
+    parser.on('close', () => {
+      if (!file) return fail(errors.invalidArgument('the "file" part is missing', 'file'));
+      if (state !== 'reading') return;
+      state = 'done';
+      formDone.resolve();
+    });
+    parser.on('error', () => fail(errors.invalidArgument('malformed multipart/form-data body')));
+    // A client that goes away mid-upload: the file stream fails, so the upload is cancelled.
+    req.once('close', () => {
+      if (!req.complete) fail(errors.invalidArgument('the request body ended early'));
+    });
+    req.pipe(parser);
+  });
+}

@@ -1,0 +1,35 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createLogger, initTracing, loadConfigOrExit, Metrics, onShutdown } from '@workspace/platform';
+import { configSchema } from './config.js';
+import { startGateway } from './gateway.js';
+
+const config = loadConfigOrExit(configSchema);
+const logger = createLogger('gateway', config.LOG_LEVEL);
+const tracing = initTracing({ service: 'gateway', otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+const metrics = new Metrics('gateway');
+const gateway = await startGateway({
+  logger,
+  metrics,
+  host: config.HOST,
+  port: config.PORT,
+  auth: {
+    jwksUrl: config.AUTH_JWKS_URL,
+    publicKeyPem: config.AUTH_PUBLIC_KEY,
+    secret: config.AUTH_JWT_SECRET,
+    issuer: config.AUTH_ISSUER,
+    audience: config.AUTH_AUDIENCE,
+  },
+  addresses: { projects: config.PROJECTS_ADDR, files: config.FILES_ADDR, agents: config.AGENTS_ADDR, automations: config.AUTOMATIONS_ADDR },
+  deadlineMs: config.GRPC_DEADLINE_MS,
+  trustProxy: config.TRUST_PROXY,
+});
+const metricsServer = await metrics.serve(config.HOST, config.METRICS_PORT);
+logger.info({ port: gateway.port, metricsPort: metricsServer.port }, 'listening');
+
+onShutdown(logger, [
+  { name: 'readiness', run: () => gateway.markShuttingDown() },
+  { name: 'delay', run: () => sleep(config.SHUTDOWN_DELAY_MS) },
+  { name: 'http', run: () => gateway.stop(config.SHUTDOWN_GRACE_MS) },
+  { name: 'metrics', run: () => metricsServer.close() },
+  { name: 'tracing', run: () => tracing.shutdown() },
+]);

@@ -1,0 +1,94 @@
+import type { Agent, AgentConfig, AgentFields, AgentListItem, Chat, KnowledgeFile } from '@workspace/proto/workspace/agents/v1/agents';
+import type { z } from 'zod';
+import type { CreateAgentBody, UpdateAgentBody } from '../schemas/agents.schemas.js';
+
+type Fields = Omit<z.output<typeof UpdateAgentBody>, 'baseConfigId'> | z.output<typeof CreateAgentBody>;
+
+/**
+ * The submitted fields as the agents service takes them. Built by hand, not with
+ * `fromPartial`, because that would turn an explicit `null` (skills, connectors) into "absent".
+ */
+export function fieldsToProto(body: Fields): AgentFields {
+  return {
+    name: body.name,
+    description: body.description,
+    goal: body.goal,
+    instructions: body.instructions,
+    conversationStarters: body.conversationStarters && { values: body.conversationStarters },
+    responseMode: body.responseMode,
+    projectName: body.projectName,
+    threadManagementEnabled: body.threadManagementEnabled,
+    threadCreationMode: body.threadCreationMode,
+    knowledgeFiles: body.knowledgeFiles && { files: body.knowledgeFiles.map((k) => ({ path: k.path, size: undefined, sha256: undefined, mimeType: undefined })) },
+    skills: body.skills,
+    connectors: body.connectors,
+  };
+}
+
+function knowledgeJson(k: KnowledgeFile) {
+  return {
+    path: k.path,
+    ...(k.size !== undefined && { size: k.size }),
+    ...(k.sha256 !== undefined && { sha256: k.sha256 }),
+    ...(k.mimeType !== undefined && { mimeType: k.mimeType }),
+  };
+}
+
+export function configJson(c: AgentConfig) {
+  return {
+    schemaVersion: c.schemaVersion,
+    configId: c.configId,
+    agentId: c.agentId,
+    name: c.name,
+    normalizedName: c.normalizedName,
+    description: c.description,
+    goal: c.goal,
+    instructions: c.instructions,
+    conversationStarters: c.conversationStarters,
+    responseMode: c.responseMode,
+    threadManagementEnabled: c.threadManagementEnabled,
+    threadCreationMode: c.threadCreationMode,
+    projectName: c.projectName,
+    knowledgeFiles: c.knowledgeFiles.map(knowledgeJson),
+    skills: (c.skills ?? null) as string[] | null,
+    connectors: (c.connectors ?? null) as Record<string, unknown>[] | null,
+    createdAt: c.createdAt,
+    contentDigest: c.contentDigest,
+  };
+}
+
+export function agentJson(a: Agent) {
+  if (!a.config) throw new Error('agent without config');
+  return {
+    agentId: a.agentId,
+    currentConfigId: a.currentConfigId,
+    state: a.state,
+    createdAt: a.createdAt,
+    updatedAt: a.updatedAt,
+    lastChatAt: a.lastChatAt ?? null,
+    chatCount: a.chatCount,
+    config: configJson(a.config),
+  };
+}
+
+/** Exactly the seed's list item fields. */
+export function listItemJson(a: AgentListItem) {
+  return {
+    agentId: a.agentId,
+    currentConfigId: a.currentConfigId,
+    name: a.name,
+    description: a.description,
+    projectName: a.projectName,
+    responseMode: a.responseMode,
+    createdAt: a.createdAt,
+    updatedAt: a.updatedAt,
+    lastChatAt: a.lastChatAt ?? null,
+    chatCount: a.chatCount,
+    activeScheduleCount: a.activeScheduleCount,
+    nextRunAt: a.nextRunAt ?? null,
+  };
+}
+
+export function chatJson(c: Chat) {
+  return { chatId: c.chatId, agentId: c.agentId, configId: c.configId, projectName: c.projectName, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt };
+}

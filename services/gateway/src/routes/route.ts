@@ -1,0 +1,104 @@
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { AppError, type ErrorCode, type OutgoingContext } from '@workspace/platform';
+import type { z } from 'zod';
+import { jsonBody } from '../http/json-body.js';
+import { parseWith } from '../http/validate.js';
+
+export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+export interface ResponseDoc {
+  description: string;
+  /** JSON body schema; omit for an empty body. */
+  schema?: z.ZodType;
+  /** A non-JSON body (a download): its media type. */
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+/** What a handler gets: validated input and the identity to pass to services. */
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** Forward to every gRPC call: user, request id, and cancellation when the client leaves. */
+  call: OutgoingContext & { userId: string; requestId: string };
+  req: Request;
+}
+
+export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
+  method: Method;
+  /** OpenAPI-style path: `/v1/agents/{agentId}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** Routes are authenticated unless this is false. */
+  auth?: boolean;
+  params?: P;
+  query?: Q;
+  /** A JSON body, validated; omitted for routes without one. */
+  body?: B;
+  /** Documented non-JSON request body (multipart uploads); the handler reads the stream itself. */
+  rawBody?: { contentType: string; schema: z.ZodType; description: string };
+  responses: Record<number, ResponseDoc>;
+  /** The error codes this route can answer with, for the document. */
+  errors: ErrorCode[];
+  handler: (input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>, res: Response) => Promise<void>;
+}
+
+/** Keeps the types of one route's schemas tied to its handler. */
+export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(def: RouteDef<P, Q, B>): RouteDef {
+  return def as unknown as RouteDef;
+}
+
+export function expressPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+/**
+ * Mounts the routes, then answers every other method on a known path with 405 and `Allow`.
+ * `authenticate` runs only on routes that need it, after the route matched, so unknown routes
+ * are 404 and wrong methods 405 whether or not a token came with them.
+ */
+export function mountRoutes(routes: RouteDef[], authenticate: RequestHandler[]): Router {
+  const router = Router();
+  const allowed = new Map<string, Set<string>>();
+  for (const route of routes) {
+    const chain: RequestHandler[] = [];
+    if (route.auth !== false) chain.push(...authenticate);
+    if (route.body) chain.push(jsonBody);
+    chain.push(async (req, res) => {
+      const input: RouteInput<unknown, unknown, unknown> = {
+        params: route.params ? parseWith(route.params, req.params, 'path') : req.params,
+        query: route.query ? parseWith(route.query, { ...(req.query as object) }, 'query') : {},
+        body: route.body ? parseWith(route.body, req.body, 'body') : undefined,
+        call: { userId: res.locals.userId as string, requestId: res.locals.requestId as string, signal: abortOnClose(res) },
+        req,
+      };
+      await route.handler(input as never, res);
+    });
+    router[route.method](expressPath(route.path), ...chain);
+    const methods = allowed.get(route.path) ?? new Set<string>();
+    methods.add(route.method.toUpperCase());
+    if (route.method === 'get') methods.add('HEAD');
+    allowed.set(route.path, methods);
+  }
+  for (const [path, methods] of allowed) {
+    const allow = [...methods].sort().join(', ');
+    router.all(expressPath(path), (req, res, next) => {
+      res.setHeader('Allow', allow);
+      next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; allowed: ${allow}`));
+    });
+  }
+  return router;
+}
+
+/** An AbortSignal that fires when the client goes away before the response is finished. */
+function abortOnClose(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort(new AppError('UNAVAILABLE', 'client went away'));
+  });
+  return controller.signal;
+}

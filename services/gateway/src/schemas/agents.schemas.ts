@@ -1,0 +1,177 @@
+import { z } from 'zod';
+import { timestamp } from './common.js';
+
+/** Lengths count Unicode code points (an emoji is one character), as the agents service does. */
+const codePoints = (s: string) => [...s].length;
+
+/** A string of `min`–`max` characters, valid Unicode (a lone surrogate cannot travel as UTF-8). */
+function chars(min: number, max: number, options: { trim?: boolean } = {}) {
+  return z
+    .string()
+    .superRefine((value, ctx) => {
+      if (/\p{Cs}/u.test(value)) ctx.addIssue({ code: 'custom', message: 'must be valid Unicode (no lone surrogates)' });
+      const n = codePoints(options.trim ? value.trim() : value);
+      if (n < min || n > max) ctx.addIssue({ code: 'custom', message: min > 0 ? `must be ${min}–${max} characters` : `must be at most ${max} characters` });
+    })
+    .meta({ minLength: min, maxLength: max });
+}
+
+const CONNECTOR_MAX_BYTES = 8 * 1024;
+
+const KnowledgeFileInput = z
+  .object({ path: z.string().min(1).max(900).describe('an existing workspace file, e.g. /files/notes.md; its bytes are copied for the Agent when the config is written') })
+  .strict();
+
+const Connector = z
+  .looseObject({ type: z.string().min(1).describe('what the connector connects to') })
+  .superRefine((value, ctx) => {
+    if (Buffer.byteLength(JSON.stringify(value), 'utf8') > CONNECTOR_MAX_BYTES) {
+      ctx.addIssue({ code: 'custom', message: `must be at most ${CONNECTOR_MAX_BYTES} bytes of JSON` });
+    }
+  })
+  .describe('any JSON object with a string `type`; at most 8 KiB as JSON');
+
+/** The editable fields (CONTRACT §6), every one optional; create adds `name` as required. */
+const editable = {
+  name: chars(1, 100, { trim: true }).describe('1–100 characters; stored trimmed'),
+  description: chars(0, 1_000).describe('default ""'),
+  goal: chars(0, 4_000).describe('default ""'),
+  instructions: chars(0, 64_000).describe('default ""'),
+  conversationStarters: z.array(chars(1, 500)).max(10).describe('default []; at most 10, each 1–500 characters'),
+  responseMode: z.enum(['low', 'medium', 'high']).describe('default "high"'),
+  projectName: chars(1, 100).describe('default "Home"; an existing, unarchived project, matched case-insensitively; the stored spelling is kept'),
+  threadManagementEnabled: z.boolean().describe('default true'),
+  threadCreationMode: z.enum(['explicit', 'automatic']).describe('default "explicit"'),
+  knowledgeFiles: z.array(KnowledgeFileInput).max(20).describe('default []; at most 20 `{path}` objects'),
+  skills: z.array(chars(1, 100)).max(50).nullable().describe('default null; null or at most 50 strings of 1–100 characters'),
+  connectors: z.array(Connector).max(20).nullable().describe('default null; null or at most 20 connector objects'),
+};
+
+const optionalEditable = Object.fromEntries(Object.entries(editable).map(([k, v]) => [k, v.optional()])) as {
+  [K in keyof typeof editable]: z.ZodOptional<(typeof editable)[K]>;
+};
+
+export const CreateAgentBody = z
+  .object({ ...optionalEditable, name: editable.name })
+  .strict()
+  .meta({ id: 'CreateAgentRequest' });
+
+export const UpdateAgentBody = z
+  .object({
+    baseConfigId: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('the currentConfigId this edit is based on; required unless If-Match carries it'),
+    ...optionalEditable,
+  })
+  .strict()
+  .meta({ id: 'UpdateAgentRequest' });
+
+export const AgentIdParams = z.object({ agentId: z.string().describe('`agt_` + 32 lowercase hex') }).strict();
+export const ChatIdParams = z.object({ agentId: z.string(), chatId: z.string().describe('`cht_` + 32 lowercase hex') }).strict();
+
+const positiveInteger = (name: string, max: number) =>
+  z
+    .string()
+    .regex(/^[1-9][0-9]*$/, `${name} must be a positive integer`)
+    .transform(Number)
+    .refine((n) => n <= max, `${name} must be at most ${max}`);
+
+export const ListAgentsQuery = z
+  .object({
+    page: positiveInteger('page', Number.MAX_SAFE_INTEGER).optional().describe('≥ 1, default 1; a page past the end is empty'),
+    limit: positiveInteger('limit', 100).optional().describe('1–100, default 20'),
+    q: chars(0, 200).optional().describe('keeps Agents whose name or description, normalized (NFKC, trimmed, white space collapsed, lower case), contains q normalized the same way'),
+  })
+  .strict();
+
+export const KnowledgeFile = z
+  .object({
+    path: z.string().describe('the workspace file the bytes were copied from'),
+    size: z.number().int().describe('bytes of the pinned copy'),
+    sha256: z.string().describe('SHA-256 (hex) of the pinned copy; unchanged bytes keep it, so re-submitting unchanged files is no change'),
+    mimeType: z.string(),
+  })
+  .meta({ id: 'KnowledgeFile', description: "A knowledge file as stored: a copy owned by the Agent, unaffected by later changes to the workspace file; removed with the Agent." });
+
+export const AgentConfig = z
+  .object({
+    schemaVersion: z.number().int(),
+    configId: z.string(),
+    agentId: z.string(),
+    name: z.string(),
+    normalizedName: z.string().describe('NFKC, trimmed, inner white space collapsed, lower case'),
+    description: z.string(),
+    goal: z.string(),
+    instructions: z.string(),
+    conversationStarters: z.array(z.string()),
+    responseMode: z.enum(['low', 'medium', 'high']),
+    threadManagementEnabled: z.boolean(),
+    threadCreationMode: z.enum(['explicit', 'automatic']),
+    projectName: z.string(),
+    knowledgeFiles: z.array(KnowledgeFile),
+    skills: z.array(z.string()).nullable(),
+    connectors: z.array(z.looseObject({ type: z.string() })).nullable(),
+    createdAt: timestamp,
+    contentDigest: z.string().describe('SHA-256 (hex) of the RFC 8785 JSON of schemaVersion and the editable fields'),
+  })
+  .meta({ id: 'AgentConfig', description: 'An immutable configuration.' });
+
+export const Agent = z
+  .object({
+    agentId: z.string(),
+    currentConfigId: z.string(),
+    state: z.enum(['active']),
+    createdAt: timestamp,
+    updatedAt: timestamp.describe('changes with each new config'),
+    lastChatAt: timestamp.nullable(),
+    chatCount: z.number().int(),
+    config: AgentConfig.describe('the configuration named by currentConfigId'),
+  })
+  .meta({ id: 'Agent' });
+
+export const AgentListItem = z
+  .object({
+    agentId: z.string(),
+    currentConfigId: z.string(),
+    name: z.string(),
+    description: z.string(),
+    projectName: z.string(),
+    responseMode: z.enum(['low', 'medium', 'high']),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    lastChatAt: timestamp.nullable(),
+    chatCount: z.number().int(),
+    activeScheduleCount: z.number().int(),
+    nextRunAt: timestamp.nullable(),
+  })
+  .meta({ id: 'AgentListItem' });
+
+export const AgentList = z
+  .object({
+    agents: z.array(AgentListItem).describe('createdAt newest first, then agentId descending'),
+    pagination: z.object({ page: z.number().int(), limit: z.number().int(), total: z.number().int(), pages: z.number().int() }),
+  })
+  .meta({ id: 'AgentList' });
+
+export const AgentVersions = z.object({ versions: z.array(AgentConfig).describe('newest first, at most 100') }).meta({ id: 'AgentVersions' });
+
+export const CreateChatBody = z.object({ title: chars(1, 200).optional().describe('default "New chat"; 1–200 characters') }).strict();
+
+export const Chat = z
+  .object({
+    chatId: z.string(),
+    agentId: z.string(),
+    configId: z.string().describe('the config current when the chat started; it stays pinned'),
+    projectName: z.string(),
+    title: z.string(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Chat' });
+
+export const ChatList = z.object({ chats: z.array(Chat).describe('newest first') }).meta({ id: 'ChatList' });
+
+export const ChatWithConfig = Chat.extend({ config: AgentConfig.describe('the pinned configuration') }).meta({ id: 'ChatWithConfig' });

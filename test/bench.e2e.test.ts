@@ -1,0 +1,96 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, inject, it } from 'vitest';
+
+/**
+ * The benchmark (`npm run bench`) at BENCH_SCALE=tiny, end to end: it launches its own stack on
+ * the tests' backends, runs every scenario and writes its results, so the harness cannot rot.
+ * Numbers are not judged here (a tiny run on a busy machine says nothing); their presence is.
+ */
+const RUN = fileURLToPath(new URL('../bench/run.mjs', import.meta.url));
+
+const SCENARIOS = [
+  'agent-get',
+  'agent-patch',
+  'agents-list-10k',
+  'upload-256mib',
+  'download-256mib',
+  'upload-1gib-rss-growth',
+  'export-1000-files',
+  'list-10k-files',
+];
+/** Scenarios measured against a same-run baseline (the stack here has S3 settings, so all of them). */
+const WITH_BASELINE = ['agent-get', 'agent-patch', 'upload-256mib', 'download-256mib', 'export-1000-files', 'list-10k-files'];
+const WITH_PERCENTILES = ['agent-get', 'agent-patch', 'agents-list-10k', 'export-1000-files', 'list-10k-files'];
+
+function runBench(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [RUN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, output }));
+  });
+}
+
+const infra = inject('infra');
+
+describe('bench — smoke', () => {
+  it.skipIf(infra.topology === 'scaled')('npm run bench at BENCH_SCALE=tiny runs every scenario and writes JSON and Markdown results', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bench-smoke-'));
+    try {
+      // The caller's BENCH_* settings (a URL, a subset) must not leak in.
+      const env = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => !k.startsWith('BENCH_') && v !== undefined)) as Record<string, string>;
+      const { code, output } = await runBench({
+        ...env,
+        BENCH_SCALE: 'tiny',
+        BENCH_SKIP_BUILD: '1',
+        BENCH_RESULTS_DIR: dir,
+        REDIS_URL: infra.redisUrl,
+        NATS_URL: infra.natsUrl,
+        S3_ENDPOINT: infra.s3.endpoint,
+        S3_ACCESS_KEY: infra.s3.accessKey,
+        S3_SECRET_KEY: infra.s3.secretKey,
+        S3_REGION: infra.s3.region,
+      });
+      expect(code, output).toBe(0);
+
+      const report = JSON.parse(await readFile(join(dir, 'latest.json'), 'utf8'));
+      expect(report).toMatchObject({ startedAt: expect.any(String), machine: { cpus: expect.any(Number), node: process.version } });
+      expect(new Date(report.startedAt).toISOString()).toBe(report.startedAt);
+      expect(report.scenarios.map((s: { scenario: string }) => s.scenario)).toEqual(SCENARIOS);
+      for (const s of report.scenarios) {
+        expect(Object.keys(s).sort(), s.scenario).toEqual(['baseline', 'notes', 'p50', 'p99', 'ratio', 'scenario', 'unit', 'value']);
+        expect(Number.isFinite(s.value) && s.value > 0, `${s.scenario}: ${s.notes}`).toBe(true);
+        expect(s.unit, s.scenario).toEqual(expect.any(String));
+        expect(s.notes, s.scenario).toEqual(expect.any(String));
+        if (WITH_BASELINE.includes(s.scenario)) {
+          expect(s.baseline, `${s.scenario}: ${s.notes}`).toBeGreaterThan(0);
+          expect(s.ratio, `${s.scenario}: ${s.notes}`).toBeGreaterThan(0);
+        }
+        if (WITH_PERCENTILES.includes(s.scenario)) {
+          expect(s.p50, s.scenario).toBeGreaterThan(0);
+          expect(s.p99, s.scenario).toBeGreaterThanOrEqual(s.p50);
+        }
+      }
+      const patch = report.scenarios.find((s: { scenario: string }) => s.scenario === 'agent-patch');
+      expect(patch.notes).toMatch(/invariant holds/);
+
+      // The dated copy and the Markdown table.
+      const dated = readdirSync(dir).filter((f) => /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.json$/.test(f));
+      expect(dated).toHaveLength(1);
+      expect(JSON.parse(await readFile(join(dir, dated[0]!), 'utf8'))).toEqual(report);
+      expect(existsSync(join(dir, 'latest.md'))).toBe(true);
+      const markdown = await readFile(join(dir, 'latest.md'), 'utf8');
+      expect(markdown).toMatch(/^\| scenario \| value \| unit \| baseline \| ratio \| p50 \| p99 \|/m);
+      for (const name of SCENARIOS) expect(markdown).toContain(`| ${name} |`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
