@@ -3,8 +3,12 @@ import busboy from 'busboy';
 import type { Request, Response } from 'express';
 import { AppError, errors } from '@workspace/platform';
 
-/** How much of a refused upload's body is read and dropped so the client can read the error. */
-const DRAIN_LIMIT = 8 * 1024 * 1024;
+/**
+ * How long the rest of a refused upload's body is read and dropped (a "lingering close"): a
+ * client that sends on after an early answer must be able to finish and read it, because a
+ * socket closed under its writes is reset and the reset can overtake the answer (EPIPE).
+ */
+const LINGER_MS = 10_000;
 
 /** The form fields allowed before the file (CONTRACT §5), each also accepted as a query parameter. */
 export interface UploadFields {
@@ -50,21 +54,19 @@ export function readUploadForm<T>(req: Request, res: Response, fromQuery: Upload
     }
 
     /**
-     * Ends the exchange early: stop parsing and close the connection after the error response.
-     * The rest of a small body is read and discarded, so a client still sending can finish and
-     * read the answer instead of failing with a broken pipe; past DRAIN_LIMIT it is cut off.
+     * Ends the exchange early: stop parsing, answer at once and read the rest of the body into
+     * nothing for up to LINGER_MS, so a client still sending can finish and read the answer;
+     * the connection stays usable when the body ends in time and is cut off when it does not.
      */
     const fail = (err: AppError) => {
       if (state !== 'reading') return;
       state = 'failed';
       req.unpipe(parser);
-      let discarded = 0;
-      req.on('data', (chunk: Buffer) => {
-        discarded += chunk.length;
-        if (discarded > DRAIN_LIMIT) req.destroy();
-      });
-      req.resume();
-      res.setHeader('Connection', 'close');
+      if (!req.complete && !req.destroyed) {
+        const cutOff = setTimeout(() => req.destroy(), LINGER_MS).unref();
+        req.once('end', () => clearTimeout(cutOff)).once('close', () => clearTimeout(cutOff));
+        req.resume();
+      }
       if (file) {
         formDone.reject(err);
         file.stream.destroy(err);
