@@ -50,6 +50,14 @@ export async function spawnService(name: string, entry: string, env: Record<stri
       reject(new Error(`${name} exited with ${code} before listening: ${stderr.join('')}`));
     });
   });
+  // A process that dies on its own after it started takes every test that shares it down with
+  // it: say so, with what it printed last, instead of leaving only a refused connection behind.
+  let stopping = false;
+  child.once('exit', (code, signal) => {
+    if (stopping) return;
+    const tail = stderr.join('').slice(-4000) || JSON.stringify(logs.slice(-5));
+    console.error(`${name} (pid ${child.pid}) exited unexpectedly with ${code ?? signal}:\n${tail}`);
+  });
   return {
     name,
     port,
@@ -61,6 +69,7 @@ export async function spawnService(name: string, entry: string, env: Record<stri
     stop: async () => {
       if (child.exitCode !== null) return child.exitCode;
       const exited = once(child, 'exit');
+      stopping = true;
       child.kill('SIGTERM');
       const [code] = (await exited) as [number | null];
       return code;

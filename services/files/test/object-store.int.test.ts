@@ -40,6 +40,26 @@ describe('object store on S3', () => {
     expect(all).toEqual(['d/a/x', 'd/a/y', 'd/b', 'd/c/z', 'd/ä']);
   });
 
+  it('object store — 2,500 keys list in byte order across pages, and a listing after a write sees it', async () => {
+    const keys = Array.from({ length: 2500 }, (_, i) => `many/${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < keys.length; i += 50) await Promise.all(keys.slice(i, i + 50).map((k) => files.store.write(k, bytes(1), { contentType: 'text/plain' })));
+    const listAll = async () => {
+      const got: string[] = [];
+      let pages = 0;
+      for await (const page of files.store.list('many/', { recursive: true })) {
+        got.push(...page.objects.map((o) => o.key));
+        pages++;
+      }
+      return { got, pages };
+    };
+    const first = await listAll();
+    expect(first.pages).toBeGreaterThanOrEqual(3);
+    expect(first.got).toEqual(keys);
+    await files.store.remove(['many/0000']);
+    await files.store.write('many/9999', bytes(1), { contentType: 'text/plain' });
+    expect((await listAll()).got).toEqual([...keys.slice(1), 'many/9999']);
+  }, 60_000);
+
   it('object store — a body longer than a part is a multipart upload with the exact bytes', async () => {
     const size = 12 * MiB + 12345;
     expect(await files.store.write('big/one', bytes(size, 100_000), { contentType: 'application/octet-stream' })).toEqual({ size });
