@@ -31,16 +31,32 @@ async function jetStreamReady(monitorPort: number): Promise<boolean> {
   return Boolean(body.meta_cluster?.leader);
 }
 
+/** A port picked free can be taken by another process before the node binds it: then try again on new ports. */
+const ATTEMPTS = 3;
+
 /**
  * A NATS cluster of `size` nodes with JetStream (so streams can have 3 replicas) on loopback,
  * each with its own store in a temporary directory; resolves once JetStream has a meta leader.
  */
 export async function startNatsCluster(size = 3, binary = process.env.NATS_SERVER_BIN ?? 'nats-server'): Promise<NatsClusterHandle> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(size, binary);
+    } catch (err) {
+      if (attempt >= ATTEMPTS || !(err instanceof NodeExited)) throw err;
+    }
+  }
+}
+
+class NodeExited extends Error {}
+
+async function startOnce(size: number, binary: string): Promise<NatsClusterHandle> {
   const dir = await mkdtemp(join(tmpdir(), 'nats-cluster-'));
   const nodes = [];
   for (let i = 0; i < size; i++) nodes.push({ name: `n${i}`, client: await freePort(), route: await freePort(), monitor: await freePort() });
   const routes = nodes.map((n) => `nats-route://127.0.0.1:${n.route}`);
   const children: ChildProcess[] = [];
+  const output: string[] = [];
   for (const node of nodes) {
     const conf = join(dir, `${node.name}.conf`);
     await writeFile(
@@ -53,7 +69,9 @@ export async function startNatsCluster(size = 3, binary = process.env.NATS_SERVE
         `cluster { name: test, listen: 127.0.0.1:${node.route}, routes: [${routes.join(', ')}] }`,
       ].join('\n'),
     );
-    children.push(spawn(binary, ['-c', conf], { stdio: 'ignore' }));
+    const child = spawn(binary, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.on('data', (chunk: Buffer) => output.push(`${node.name}: ${chunk.toString()}`));
+    children.push(child);
   }
   const stop = async () => {
     await Promise.all(
@@ -70,7 +88,7 @@ export async function startNatsCluster(size = 3, binary = process.env.NATS_SERVE
   while (!(await jetStreamReady(nodes[0]!.monitor))) {
     if (children.some((c) => c.exitCode !== null)) {
       await stop();
-      throw new Error('a nats-server of the cluster exited at start');
+      throw new NodeExited(`a nats-server of the cluster exited at start: ${output.join('').slice(-2000)}`);
     }
     if (Date.now() > until) {
       await stop();

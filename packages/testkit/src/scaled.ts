@@ -9,9 +9,12 @@ import { startRedisCluster } from './redis-cluster.js';
  */
 export async function resolveScaledInfra(env: Record<string, string | undefined> = process.env): Promise<Infra> {
   const base = await resolveInfra(env);
-  const redis = await startRedisCluster(3);
+  const redis = await startRedisCluster(3).catch(async (err: unknown) => {
+    await base.stop();
+    throw err;
+  });
   const nats = await startNatsCluster(3).catch(async (err: unknown) => {
-    await redis.stop();
+    await Promise.all([redis.stop(), base.stop()]);
     throw err;
   });
   return {

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { RedisClient } from '@workspace/platform';
 import type { AgentConfig, AgentRecord, AgentSummary, ChatRecord } from '../domain/ports.js';
 import { decodeAgent } from './agent-codec.js';
@@ -8,9 +9,27 @@ const SCAN_CHUNK = 500;
 
 type SearchFields = Pick<AgentSummary, 'searchName' | 'searchDescription'>;
 
+/** Configurations kept in memory, by total JSON length. */
+const CONFIG_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** Freezes a parsed configuration all the way down: a shared cached copy must never change. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 /** The read side of the repository: plain reads on the shared client, no transactions. */
 export class RedisAgentReads {
   protected readonly redis: RedisClient;
+  /**
+   * Configurations are immutable once written (CONTRACT §6), so a copy read once stays right for
+   * every replica: reads of one skip Redis after the first. Deleted ones are never asked for (an
+   * Agent's current config and chat-pinned ones outlive every read that reaches them).
+   */
+  readonly #configs = new LRUCache<string, AgentConfig>({ maxSize: CONFIG_CACHE_BYTES });
 
   constructor(redis: RedisClient) {
     this.redis = redis;
@@ -21,8 +40,19 @@ export class RedisAgentReads {
   }
 
   async getConfig(userId: string, configId: string): Promise<AgentConfig | undefined> {
+    const cacheKey = `${userId}\u0000${configId}`;
+    const cached = this.#configs.get(cacheKey);
+    if (cached) return cached;
     const raw = await this.redis.get(keysOf(userId).config(configId));
-    return raw === null ? undefined : (JSON.parse(raw) as AgentConfig);
+    if (raw === null) return undefined;
+    const config = deepFreeze(JSON.parse(raw) as AgentConfig);
+    this.#configs.set(cacheKey, config, { size: raw.length });
+    return config;
+  }
+
+  /** Drops configurations this process deleted from the cache (retention, a deleted Agent). */
+  protected forgetConfigs(userId: string, configIds: readonly string[]): void {
+    for (const id of configIds) this.#configs.delete(`${userId}\u0000${id}`);
   }
 
   async listVersions(userId: string, agentId: string, limit: number): Promise<AgentConfig[]> {

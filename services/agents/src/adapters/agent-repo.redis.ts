@@ -60,6 +60,7 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
     await this.#outbox.register(k.tag);
     const { agentId, baseConfigId, config } = request;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      let expired: string[] = [];
       const { committed, value } = await this.#pool.run<CommitResult>([k.agent(agentId)], async (conn) => {
         const hash = await conn.hgetall(k.agent(agentId));
         const agent = decodeAgent(hash);
@@ -67,7 +68,7 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
         if (agent.currentConfigId !== baseConfigId) return { value: { status: 'stale', currentConfigId: agent.currentConfigId } };
         const [stored, pins] = await Promise.all([conn.zrange(k.configs(agentId), '0', '-1'), conn.hgetall(k.pins(agentId))]);
         const pinned = new Set(Object.entries(pins).filter(([, n]) => Number(n) > 0).map(([id]) => id));
-        const expired = request.expire([...stored, config.configId], pinned);
+        expired = request.expire([...stored, config.configId], pinned);
         const seq = Number(hash.configSeq ?? stored.length) + 1;
         const next: AgentRecord = { ...agent, currentConfigId: config.configId, updatedAt: config.createdAt, summary: request.summary };
         return {
@@ -85,7 +86,10 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
         };
       });
       if (committed) {
-        if (value.status === 'committed') this.#onEvents(k.tag);
+        if (value.status === 'committed') {
+          this.forgetConfigs(userId, expired);
+          this.#onEvents(k.tag);
+        }
         return value;
       }
       // A watched write won. If it moved the config, this update is stale; if it was a chat, go again.
@@ -96,10 +100,12 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
   async delete(userId: string, agentId: string, events: WorkspaceEvent[]): Promise<boolean> {
     const k = keysOf(userId);
     await this.#outbox.register(k.tag);
+    let configIds: string[] = [];
     const deleted = await this.#retry(k.agent(agentId), async (conn) => {
       const agent = decodeAgent(await conn.hgetall(k.agent(agentId)));
       if (!agent) return { value: false };
-      const [configIds, chatMembers] = await Promise.all([conn.zrange(k.configs(agentId), '0', '-1'), conn.zrange(k.chats(agentId), '0', '-1')]);
+      let chatMembers: string[];
+      [configIds, chatMembers] = await Promise.all([conn.zrange(k.configs(agentId), '0', '-1'), conn.zrange(k.chats(agentId), '0', '-1')]);
       return {
         value: true,
         write: (tx) => {
@@ -111,7 +117,10 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
         },
       };
     });
-    if (deleted) this.#onEvents(k.tag);
+    if (deleted) {
+      this.forgetConfigs(userId, configIds);
+      this.#onEvents(k.tag);
+    }
     return deleted;
   }
 

@@ -1,5 +1,6 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { AppError, errors } from '@workspace/platform';
 
 export interface AuthOptions {
@@ -14,6 +15,9 @@ export type Verifier = (authorization: string | undefined) => Promise<string>;
 
 const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 const CLOCK_TOLERANCE_S = 30;
+/** How many verified tokens are remembered, and for how long at most (key rotation reaches a cached token within this). */
+const CACHE_MAX = 10_000;
+const CACHE_TTL_MS = 60_000;
 const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*) *$/i;
 
 /**
@@ -21,7 +25,7 @@ const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*) *$/i;
  * an HS256 secret (its UTF-8 bytes); issuer and audience when configured; exp and nbf with
  * 30 s tolerance; `sub` of 1–256 characters is the user. Resolves with the user id.
  */
-export function createVerifier(options: AuthOptions): Verifier {
+export function createVerifier(options: AuthOptions, clock: () => number = Date.now): Verifier {
   let key: JWTVerifyGetKey | KeyObject | Uint8Array;
   let algorithms: string[];
   if (options.jwksUrl) {
@@ -37,27 +41,51 @@ export function createVerifier(options: AuthOptions): Verifier {
     throw new Error('no token verification key configured');
   }
 
+  // A client sends the same token with every request: its signature and claims are checked once,
+  // then only its time window is, on every use. Only tokens that passed are remembered.
+  const verified = new LRUCache<string, VerifiedToken>({ max: CACHE_MAX, ttl: CACHE_TTL_MS, perf: { now: clock } });
+
   return async (authorization) => {
     if (!authorization) throw errors.unauthenticated('missing bearer token');
     const match = BEARER.exec(authorization);
-    if (!match?.[1]) throw errors.unauthenticated('malformed Authorization header; expected "Bearer <JWT>"');
+    const token = match?.[1];
+    if (!token) throw errors.unauthenticated('malformed Authorization header; expected "Bearer <JWT>"');
+    const known = verified.get(token);
+    if (known) return inWindow(known, clock());
     try {
-      const { payload } = await jwtVerify(match[1], key as Uint8Array, {
+      const { payload } = await jwtVerify(token, key as Uint8Array, {
         algorithms,
         issuer: options.issuer,
         audience: options.audience,
         clockTolerance: CLOCK_TOLERANCE_S,
         requiredClaims: ['sub', 'exp'],
+        currentDate: new Date(clock()),
       });
       const sub = payload.sub;
       if (typeof sub !== 'string' || sub.length < 1 || sub.length > 256) {
         throw errors.unauthenticated('token subject must be 1–256 characters');
       }
+      verified.set(token, { sub, exp: payload.exp!, nbf: payload.nbf });
       return sub;
     } catch (err) {
       throw toAuthError(err);
     }
   };
+}
+
+interface VerifiedToken {
+  sub: string;
+  /** Seconds since the epoch, as in the token. */
+  exp: number;
+  nbf: number | undefined;
+}
+
+/** The time checks of a token whose signature and other claims were verified before. */
+function inWindow(token: VerifiedToken, nowMs: number): string {
+  const now = Math.floor(nowMs / 1000);
+  if (now - CLOCK_TOLERANCE_S >= token.exp) throw errors.unauthenticated('token expired');
+  if (token.nbf !== undefined && now + CLOCK_TOLERANCE_S < token.nbf) throw errors.unauthenticated('token claim "nbf" is invalid');
+  return token.sub;
 }
 
 function toAuthError(err: unknown): AppError {
