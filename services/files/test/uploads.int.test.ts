@@ -90,6 +90,45 @@ describe('uploads on S3 + Redis', () => {
     expect(after.filter((k) => !before.includes(k))).toHaveLength(1); // keep.txt only: no temporary keys left
   });
 
+  it('uploads — multipart uploads racing to one new path: the loser is refused at its commit and leaves no bytes behind', async () => {
+    const u = newUserId();
+    const before = await allKeys();
+    // 7 MiB each: two parts, so both are stored in full before either commits.
+    const one = async function* () {
+      yield* bytes(7 * MiB, 64 * 1024);
+    };
+    const two = async function* () {
+      for await (const c of bytes(7 * MiB, 64 * 1024)) yield Buffer.alloc(c.byteLength, 7);
+    };
+    const results = await Promise.allSettled([upload(u, '/files/big/race.bin', 'x', one()), upload(u, '/files/big/race.bin', 'x', two())]);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'FILE_EXISTS' });
+    const stored = await collect(await files.workspace.download(u, '/files/big/race.bin', {}));
+    const winner = results[0]!.status === 'fulfilled' ? await collect(one()) : await collect(two());
+    expect(stored.equals(winner)).toBe(true);
+    expect((await allKeys()).filter((k) => !before.includes(k))).toHaveLength(1);
+  });
+
+  it('uploads — uuid to a name that is taken while the bytes arrive gets a new name; the other file stays', async () => {
+    const u = newUserId();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow = async function* () {
+      yield Buffer.from('uuid ');
+      await gate;
+      yield Buffer.from('upload');
+    };
+    const pending = upload(u, undefined, 'late.txt', slow(), 'uuid');
+    await new Promise((r) => setTimeout(r, 200)); // the uuid upload has passed its first check
+    await upload(u, undefined, 'late.txt', text('first'));
+    release();
+    const renamed = await pending;
+    expect(renamed.path).toMatch(/^\/files\/late-[0-9a-f-]{36}\.txt$/);
+    expect(await content(u, renamed.path)).toBe('uuid upload');
+    expect(await content(u, '/files/late.txt')).toBe('first');
+    expect(files.events.of(u).map((c) => c.type)).toEqual(['file.created', 'file.created']);
+  });
+
   it('uploads — writeFile writes a small file and replaces an existing one', async () => {
     const u = newUserId();
     await files.uploads.writeFile(u, '/files/projects/P/CONTEXT.md', Buffer.from('# P\n'), true);

@@ -150,10 +150,25 @@ export class MinioObjectStore implements ObjectStore {
     });
   }
 
-  async write(key: string, body: AsyncIterable<Uint8Array>, options: { contentType: string }): Promise<{ size: number }> {
-    // The body's own failure (too large, the client went away) is the caller's to see as is;
-    // only the store's failures are translated.
+  async write(key: string, body: AsyncIterable<Uint8Array>, options: { contentType: string; commit?: (finish: () => Promise<void>, size: number) => Promise<void> }): Promise<{ size: number }> {
+    // The body's own failure (too large, the client went away) and the commit's refusal are the
+    // caller's to see as they are; only the store's failures are translated.
     let bodyFailure: { err: unknown } | undefined;
+    const { commit } = options;
+    const checked = commit
+      ? async (finish: () => Promise<void>, size: number) => {
+          let finishing = false;
+          try {
+            await commit(async () => {
+              finishing = true;
+              await finish();
+            }, size);
+          } catch (err) {
+            if (!finishing) bodyFailure = { err };
+            throw err;
+          }
+        }
+      : undefined;
     const count = this.#count;
     const watched = (async function* () {
       try {
@@ -167,7 +182,7 @@ export class MinioObjectStore implements ObjectStore {
       }
     })();
     try {
-      return await writeParts({ client: this.#client, bucket: this.#bucket, key, body: watched, partSize: this.#partSize, headers: { 'Content-Type': options.contentType } });
+      return await writeParts({ client: this.#client, bucket: this.#bucket, key, body: watched, partSize: this.#partSize, headers: { 'Content-Type': options.contentType }, commit: checked });
     } catch (err) {
       throw bodyFailure ? bodyFailure.err : storeError(err);
     }

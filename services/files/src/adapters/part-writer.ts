@@ -80,6 +80,12 @@ export async function writeParts(options: {
   body: AsyncIterable<Uint8Array>;
   partSize: number;
   headers: Record<string, string>;
+  /**
+   * When given, the object becomes visible only when this calls `finish` (the single PUT, or the
+   * completion of the multipart upload, after every part of `size` bytes is stored); if it throws instead,
+   * nothing is left behind. Lets the caller check and decide under its own lock.
+   */
+  commit?: ((finish: () => Promise<void>, size: number) => Promise<void>) | undefined;
 }): Promise<{ size: number }> {
   const { client, bucket, key } = options;
   const buffers = new PartBuffers(options.partSize);
@@ -111,13 +117,18 @@ export async function writeParts(options: {
         if (done) break;
       }
     }
+    let finish: () => Promise<void>;
     if (uploadId === undefined) {
       // Everything fit in one part: a plain PUT.
-      await client.putObject(bucket, key, buffers.take(), size, options.headers);
-      return { size };
+      const whole = buffers.take();
+      finish = async () => void (await client.putObject(bucket, key, whole, size, options.headers));
+    } else {
+      if (inFlight) etags.push(await inFlight);
+      inFlight = undefined;
+      const id = uploadId;
+      finish = async () => void (await client.completeMultipartUpload(bucket, key, id, etags));
     }
-    if (inFlight) etags.push(await inFlight);
-    await client.completeMultipartUpload(bucket, key, uploadId, etags);
+    await (options.commit ? options.commit(finish, size) : finish());
     return { size };
   } catch (err) {
     await inFlight?.catch(() => undefined);

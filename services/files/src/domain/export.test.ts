@@ -28,3 +28,13 @@ describe('export', () => {
     expect(got.find((e) => e.name === 'Plan 研究/ノート.md')?.utf8).toBe(true);
   });
 });
+
+describe('export — compression', () => {
+  it('export — text is worth deflating; random bytes and tiny samples are decided without fuss', async () => {
+    const { randomBytes } = await import('node:crypto');
+    const { worthCompressing } = await import('./export.js');
+    expect(worthCompressing(Buffer.from('the same words again and again. '.repeat(2048)))).toBe(true);
+    expect(worthCompressing(randomBytes(64 * 1024))).toBe(false);
+    expect(worthCompressing(randomBytes(200))).toBe(true);
+  });
+});

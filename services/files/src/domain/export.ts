@@ -1,11 +1,38 @@
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
+import { deflateRawSync } from 'node:zlib';
 import archiver from 'archiver';
 import { errors, type Logger } from '@workspace/platform';
 import { isWorkspaceRelative } from './entries.js';
 import { TenantLayout } from './layout.js';
 import { parsePath, segmentProblem } from './paths.js';
-import type { ObjectStore } from './ports.js';
+import type { ObjectStore, StoredObject } from './ports.js';
+
+/** How many objects are opened ahead of the one being archived, so their first bytes are on the way. */
+const PREFETCH = 4;
+/** A sample that deflate shrinks by less than this is stored as it is (media, archives, random data). */
+const WORTH_COMPRESSING = 0.9;
+const SAMPLE_BYTES = 64 * 1024;
+
+/** Whether deflating pays for an entry whose first bytes are `sample` (cheap: level 1, at most 64 KiB). */
+export function worthCompressing(sample: Uint8Array): boolean {
+  if (sample.byteLength < 1024) return true;
+  const probe = sample.subarray(0, SAMPLE_BYTES);
+  return deflateRawSync(probe, { level: 1 }).byteLength < probe.byteLength * WORTH_COMPRESSING;
+}
+
+interface Opened {
+  object: StoredObject;
+  rel: string;
+  first: IteratorResult<Uint8Array>;
+  rest: AsyncIterator<Uint8Array>;
+}
+
+async function* followedBy(first: IteratorResult<Uint8Array>, rest: AsyncIterator<Uint8Array>): AsyncIterable<Uint8Array> {
+  if (first.done) return;
+  yield first.value;
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+}
 
 /**
  * archiver strips a leading `word:` from entry names (a guard against Windows drive letters),
@@ -21,9 +48,11 @@ export function archiverSafeName(name: string): string {
 
 /**
  * A ZIP of every file under `folder`, entries named `<rootName>/<path below folder>`, built
- * while it is read: objects are listed page by page and opened one at a time, only when the
- * archive is ready for them, so nothing is assembled in memory or on disk and the first bytes
- * leave before the last object is read. Backpressure from the reader pauses everything.
+ * while it is read: objects are listed page by page and archived one after another, the next
+ * few already opened (PREFETCH) so no request's latency stalls the archive; nothing is
+ * assembled in memory or on disk and the first bytes leave before the last object is read.
+ * Backpressure from the reader pauses everything. An entry whose first bytes do not compress
+ * is stored rather than deflated: deflating random or already compressed data only costs time.
  */
 export function exportFolder(options: {
   store: ObjectStore;
@@ -43,23 +72,54 @@ export function exportFolder(options: {
   const onAbort = () => stop.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
+  const store = options.store;
+  async function* files(): AsyncIterable<{ object: StoredObject; rel: string }> {
+    for await (const page of store.list(prefix, { recursive: true })) {
+      for (const object of page.objects) {
+        const rel = object.key.slice(prefix.length);
+        if (isWorkspaceRelative(rel)) yield { object, rel };
+      }
+    }
+  }
+  const open = async ({ object, rel }: { object: StoredObject; rel: string }): Promise<Opened> => {
+    const rest = (await store.read(object.key, { signal: stop.signal }))[Symbol.asyncIterator]();
+    return { object, rel, first: await rest.next(), rest };
+  };
+
   void (async () => {
+    const ahead: Promise<Opened>[] = [];
     try {
-      for await (const page of options.store.list(prefix, { recursive: true })) {
-        for (const object of page.objects) {
-          const rel = object.key.slice(prefix.length);
-          if (!isWorkspaceRelative(rel)) continue;
-          const body = Readable.from(await options.store.read(object.key, { signal: stop.signal }));
-          const appended = once(archive, 'entry', { signal: stop.signal });
-          archive.append(body, { name: archiverSafeName(`${options.rootName}/${rel}`), date: object.lastModified });
-          await appended;
+      const listing = files()[Symbol.asyncIterator]();
+      let listed = false;
+      for (;;) {
+        while (!listed && ahead.length < PREFETCH) {
+          const next = await listing.next();
+          if (next.done) listed = true;
+          else {
+            const opening = open(next.value);
+            opening.catch(() => undefined); // seen when its turn comes (or dropped on abort)
+            ahead.push(opening);
+          }
         }
+        const opening = ahead.shift();
+        if (!opening) break;
+        const { object, rel, first, rest } = await opening;
+        const appended = once(archive, 'entry', { signal: stop.signal });
+        archive.append(Readable.from(followedBy(first, rest)), {
+          name: archiverSafeName(`${options.rootName}/${rel}`),
+          date: object.lastModified,
+          store: !first.done && !worthCompressing(first.value),
+        });
+        await appended;
       }
       await archive.finalize();
     } catch (err) {
-      if (!stop.signal.aborted) options.logger.error({ err }, 'export failed; the archive is cut short');
+      // Aborted (the caller left, the archive closed) is quiet; anything else is a failure.
+      const quiet = stop.signal.aborted;
+      stop.abort(); // closes the reads opened ahead
+      if (!quiet) options.logger.error({ err }, 'export failed; the archive is cut short');
       archive.abort();
-      archive.destroy(stop.signal.aborted ? undefined : errors.unavailable('file storage', err));
+      archive.destroy(quiet ? undefined : errors.unavailable('file storage', err));
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
     }

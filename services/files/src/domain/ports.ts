@@ -35,9 +35,12 @@ export interface ObjectStore {
   read(key: string, options?: { range?: ByteRange | undefined; etag?: string | undefined; signal?: AbortSignal | undefined }): Promise<AsyncIterable<Uint8Array>>;
   /**
    * Stores `body` under `key`. Memory stays bounded by the store's part size, whatever the
-   * length. If `body` throws, nothing is left behind and the error is rethrown.
+   * length. If `body` throws, nothing is left behind and the error is rethrown. With `commit`,
+   * the object appears (whole, replacing any old one at once) only when `commit` calls
+   * `finish`, after every byte is stored (`size` of them); if `commit` throws, nothing is left behind and its
+   * error is rethrown.
    */
-  write(key: string, body: AsyncIterable<Uint8Array>, options: { contentType: string }): Promise<{ size: number }>;
+  write(key: string, body: AsyncIterable<Uint8Array>, options: { contentType: string; commit?: (finish: () => Promise<void>, size: number) => Promise<void> }): Promise<{ size: number }>;
   /** Server-side copy of an object of `size` bytes; `to` appears whole or not at all. */
   copy(from: string, to: string, size: number): Promise<void>;
   /** Removes the objects (absent ones are fine). */

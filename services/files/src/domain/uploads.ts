@@ -25,14 +25,17 @@ export interface StoredFile {
 const STAT_CONCURRENCY = 16;
 
 /**
- * Storing files (CONTRACT §5). Bytes go to a temporary key first; only a complete upload is
- * committed by a server-side copy, so a failed or aborted upload leaves nothing and a failed
- * overwrite leaves the old content whole. Commits of one user are serialized by a lock shared
- * by every replica, so the checks (a file in the way, a directory at the name, an existing
- * file) and the copy are one atomic step: of concurrent `error` uploads to one new path
- * exactly one wins, and no file ever lands under a file. The change is reported (file.created
- * or file.updated) in the same critical section, right after the copy, so a user's events come
- * in the order of the changes.
+ * Storing files (CONTRACT §5). Bytes go straight to the file's key, but the object becomes
+ * visible only at the commit (the single PUT of a small file, or the completion of a multipart
+ * upload), so a failed or aborted upload leaves nothing and a failed overwrite leaves the old
+ * content whole. Commits of one user are serialized by a lock shared by every replica, so the
+ * checks (a file in the way, a directory at the name, an existing file) and the commit are one
+ * atomic step: of concurrent `error` uploads to one new path exactly one wins, and no file ever
+ * lands under a file. The change is reported (file.created or file.updated) in the same
+ * critical section, right after the commit, so a user's events come in the order of the changes.
+ *
+ * One case cannot know its key until the commit: `uuid` to a name that was free when the upload
+ * began (taken meanwhile → a new name). Its bytes go to a temporary key and are copied.
  */
 export class Uploads {
   readonly #store: ObjectStore;
@@ -56,8 +59,8 @@ export class Uploads {
     const layout = new TenantLayout(userId);
     const target = await this.#destination(layout, input);
     // Fail fast, before any byte is stored; the commit checks again under the lock.
-    await this.#resolve(layout, target, input.onConflict);
-    return this.#save(userId, target, input.onConflict, limited(body, this.#maxBytes));
+    const start = await this.#resolve(layout, target, input.onConflict);
+    return this.#save(userId, target, input.onConflict, start.path, limited(body, this.#maxBytes));
   }
 
   /** Writes a small file in one piece (a project's context file). */
@@ -66,13 +69,32 @@ export class Uploads {
     if (target.segments.length === 0 || target.trailingSlash) throw errors.invalidPath('the path must name a file', rawPath);
     const layout = new TenantLayout(userId);
     const mode: ConflictMode = overwrite ? 'overwrite' : 'error';
-    await this.#resolve(layout, target, mode);
-    return this.#save(userId, target, mode, (async function* () {
+    const start = await this.#resolve(layout, target, mode);
+    return this.#save(userId, target, mode, start.path, (async function* () {
       yield content;
     })());
   }
 
-  async #save(userId: string, target: WorkspacePath, mode: ConflictMode, body: AsyncIterable<Uint8Array>): Promise<StoredFile> {
+  /** `planned` is where the file goes as far as the first check knows: the target, or a uuid name for it. */
+  async #save(userId: string, target: WorkspacePath, mode: ConflictMode, planned: WorkspacePath, body: AsyncIterable<Uint8Array>): Promise<StoredFile> {
+    if (mode === 'uuid' && planned.path === target.path) return this.#saveViaCopy(userId, target, mode, body);
+    const layout = new TenantLayout(userId);
+    // A uuid name is new by construction: at the commit it only must still not sit under a file.
+    const check: ConflictMode = mode === 'uuid' ? 'error' : mode;
+    const { size } = await this.#store.write(layout.fileKey(planned), body, {
+      contentType: mimeTypeOf(baseName(planned)),
+      commit: (finish, size) =>
+        this.#lock.withLock(layout.commitLock, async () => {
+          const { replaces } = await this.#resolve(layout, planned, check);
+          await finish();
+          await this.#events.report(userId, [{ type: replaces ? 'file.updated' : 'file.created', path: planned.path, size }]);
+        }),
+    });
+    return { path: planned.path, size, mimeType: mimeTypeOf(baseName(planned)) };
+  }
+
+  /** Through a temporary key: the final name is known only under the commit lock. */
+  async #saveViaCopy(userId: string, target: WorkspacePath, mode: ConflictMode, body: AsyncIterable<Uint8Array>): Promise<StoredFile> {
     const layout = new TenantLayout(userId);
     const temp = layout.tempKey();
     // A write that fails leaves nothing (the store guarantees it); only a stored temp needs removing.
