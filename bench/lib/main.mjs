@@ -126,6 +126,7 @@ export async function main(env = process.env) {
     machine: { cpus: cpus().length, node: process.version },
     scale: scale.name,
     target: target.mode === 'launched' ? 'launched stack' : 'given stack',
+    ...(env.BENCH_SERVICE_ENV ? { serviceEnv: JSON.parse(env.BENCH_SERVICE_ENV) } : {}),
     durationS: Math.round((performance.now() - t0) / 1000),
     scenarios,
   };

@@ -46,6 +46,17 @@ function profilingEnv(env, resultsDir) {
 }
 
 /**
+ * BENCH_SERVICE_ENV='{"gateway":{"LOG_LEVEL":"warn"}}' adds settings to launched services, to
+ * measure what a setting costs (the results carry it in their `scale` line's environment note).
+ */
+function serviceEnv(env, resultsDir) {
+  const extra = env.BENCH_SERVICE_ENV ? JSON.parse(env.BENCH_SERVICE_ENV) : {};
+  const merged = profilingEnv(env, resultsDir);
+  for (const [service, vars] of Object.entries(extra)) merged[service] = { ...merged[service], ...vars };
+  return merged;
+}
+
+/**
  * {url, token(sub), pids?: {gateway, files, agents, …}, s3?: S3Endpoint, serviceBucket?, partSize, mode, stop()}.
  */
 export async function openTarget({ env = process.env, resultsDir }) {
@@ -71,7 +82,7 @@ export async function openTarget({ env = process.env, resultsDir }) {
   const secret = randomBytes(24).toString('base64url');
   let stack;
   try {
-    stack = await launchStack({ infra, secret, envOf: profilingEnv(env, resultsDir) });
+    stack = await launchStack({ infra, secret, envOf: serviceEnv(env, resultsDir) });
   } catch (err) {
     await infra.stop();
     throw err;

@@ -54,6 +54,10 @@ function channelOptions(paths: string[]) {
     'grpc.keepalive_time_ms': 30_000,
     'grpc.keepalive_timeout_ms': 10_000,
     'grpc.max_receive_message_length': 8 * 1024 * 1024,
+    // HTTP/2 flow control: how much a server may send on one call before the client asks for
+    // more. The 64 KiB default stalls a streamed download on every window update; this bounds
+    // what one download can hold here while its HTTP client reads slowly.
+    'grpc-node.flow_control_window': Number(process.env.GRPC_FLOW_WINDOW ?? 1024 * 1024),
   };
 }
 

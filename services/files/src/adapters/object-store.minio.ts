@@ -99,12 +99,14 @@ export class MinioObjectStore implements ObjectStore {
     return undefined;
   }
 
-  async *list(prefix: string, options: { recursive: boolean }): AsyncIterable<ListPage> {
+  async *list(prefix: string, options: { recursive: boolean; firstPageSize?: number }): AsyncIterable<ListPage> {
     let token: string | undefined;
+    let maxKeys = Math.min(options.firstPageSize ?? PAGE_SIZE, PAGE_SIZE);
     do {
       const page = await guarded(() =>
-        listPage(this.#client, this.#bucket, { prefix, delimiter: options.recursive ? '' : '/', maxKeys: PAGE_SIZE, continuationToken: token }),
+        listPage(this.#client, this.#bucket, { prefix, delimiter: options.recursive ? '' : '/', maxKeys, continuationToken: token }),
       );
+      maxKeys = PAGE_SIZE;
       token = page.nextToken;
       yield { objects: page.objects, prefixes: page.prefixes };
     } while (token);

@@ -35,6 +35,7 @@ describe('export — compression', () => {
     const { worthCompressing } = await import('./export.js');
     expect(worthCompressing(Buffer.from('the same words again and again. '.repeat(2048)))).toBe(true);
     expect(worthCompressing(randomBytes(64 * 1024))).toBe(false);
+    expect(worthCompressing(randomBytes(4 * 1024))).toBe(false);
     expect(worthCompressing(randomBytes(200))).toBe(true);
   });
 });

@@ -8,13 +8,17 @@ import { TenantLayout } from './layout.js';
 import { parsePath, segmentProblem } from './paths.js';
 import type { ObjectStore, StoredObject } from './ports.js';
 
+/** The first listing page is short, so the first entry starts without waiting for a full page. */
+const FIRST_PAGE = 50;
 /** How many objects are opened ahead of the one being archived, so their first bytes are on the way. */
 const PREFETCH = 4;
 /** A sample that deflate shrinks by less than this is stored as it is (media, archives, random data). */
 const WORTH_COMPRESSING = 0.9;
-const SAMPLE_BYTES = 64 * 1024;
+const SAMPLE_BYTES = 4 * 1024;
+/** At least this much of an object (or all of it) is read ahead: enough to judge its compressibility. */
+const HEAD_BYTES = SAMPLE_BYTES;
 
-/** Whether deflating pays for an entry whose first bytes are `sample` (cheap: level 1, at most 64 KiB). */
+/** Whether deflating pays for an entry whose first bytes are `sample` (cheap: level 1, at most 4 KiB). */
 export function worthCompressing(sample: Uint8Array): boolean {
   if (sample.byteLength < 1024) return true;
   const probe = sample.subarray(0, SAMPLE_BYTES);
@@ -24,14 +28,16 @@ export function worthCompressing(sample: Uint8Array): boolean {
 interface Opened {
   object: StoredObject;
   rel: string;
-  first: IteratorResult<Uint8Array>;
+  /** The first HEAD_BYTES or more of the object (all of it when `done`). */
+  head: Buffer;
+  done: boolean;
   rest: AsyncIterator<Uint8Array>;
 }
 
-async function* followedBy(first: IteratorResult<Uint8Array>, rest: AsyncIterator<Uint8Array>): AsyncIterable<Uint8Array> {
-  if (first.done) return;
-  yield first.value;
-  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+async function* followedBy(opened: Opened): AsyncIterable<Uint8Array> {
+  if (opened.head.byteLength > 0) yield opened.head;
+  if (opened.done) return;
+  for (let next = await opened.rest.next(); !next.done; next = await opened.rest.next()) yield next.value;
 }
 
 /**
@@ -74,7 +80,7 @@ export function exportFolder(options: {
 
   const store = options.store;
   async function* files(): AsyncIterable<{ object: StoredObject; rel: string }> {
-    for await (const page of store.list(prefix, { recursive: true })) {
+    for await (const page of store.list(prefix, { recursive: true, firstPageSize: FIRST_PAGE })) {
       for (const object of page.objects) {
         const rel = object.key.slice(prefix.length);
         if (isWorkspaceRelative(rel)) yield { object, rel };
@@ -83,7 +89,19 @@ export function exportFolder(options: {
   }
   const open = async ({ object, rel }: { object: StoredObject; rel: string }): Promise<Opened> => {
     const rest = (await store.read(object.key, { signal: stop.signal }))[Symbol.asyncIterator]();
-    return { object, rel, first: await rest.next(), rest };
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    let done = false;
+    while (size < HEAD_BYTES) {
+      const next = await rest.next();
+      if (next.done) {
+        done = true;
+        break;
+      }
+      parts.push(next.value);
+      size += next.value.byteLength;
+    }
+    return { object, rel, head: Buffer.concat(parts, size), done, rest };
   };
 
   void (async () => {
@@ -103,12 +121,12 @@ export function exportFolder(options: {
         }
         const opening = ahead.shift();
         if (!opening) break;
-        const { object, rel, first, rest } = await opening;
+        const opened = await opening;
         const appended = once(archive, 'entry', { signal: stop.signal });
-        archive.append(Readable.from(followedBy(first, rest)), {
-          name: archiverSafeName(`${options.rootName}/${rel}`),
-          date: object.lastModified,
-          store: !first.done && !worthCompressing(first.value),
+        archive.append(Readable.from(followedBy(opened)), {
+          name: archiverSafeName(`${options.rootName}/${opened.rel}`),
+          date: opened.object.lastModified,
+          store: !worthCompressing(opened.head),
         });
         await appended;
       }

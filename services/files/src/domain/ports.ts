@@ -24,8 +24,12 @@ export interface ByteRange {
 export interface ObjectStore {
   /** Metadata of one object; undefined when there is none. */
   stat(key: string): Promise<StoredObject | undefined>;
-  /** Objects under `prefix` in key (UTF-8 byte) order, page by page; `/` as delimiter when not recursive. */
-  list(prefix: string, options: { recursive: boolean }): AsyncIterable<ListPage>;
+  /**
+   * Objects under `prefix` in key (UTF-8 byte) order, page by page; `/` as delimiter when not
+   * recursive. A small `firstPageSize` gets the first results sooner (a page costs the store
+   * time in proportion to its size); later pages are full.
+   */
+  list(prefix: string, options: { recursive: boolean; firstPageSize?: number }): AsyncIterable<ListPage>;
   /** True when at least one object's key starts with `prefix`. */
   hasAny(prefix: string): Promise<boolean>;
   /**

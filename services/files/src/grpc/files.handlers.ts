@@ -10,6 +10,32 @@ import type { Workspace } from '../domain/workspace.js';
 /** Entries per ListFiles message, and bytes per ReadFile message: far below any message limit. */
 const LIST_BATCH = 1_000;
 const READ_CHUNK = 1024 * 1024;
+/**
+ * Streamed bytes (downloads, exports) go out in messages of at least this size: a message costs
+ * the same whatever its size, and S3 and zlib hand over 16–64 KiB at a time.
+ */
+const STREAM_MESSAGE_BYTES = 256 * 1024;
+
+/**
+ * Joins small chunks into messages of at least `min` bytes (the last may be smaller). The first
+ * chunk goes out alone at once: the time to the first byte does not wait for a batch.
+ */
+async function* batched(source: AsyncIterable<Uint8Array>, min: number): AsyncIterable<{ data: Buffer }> {
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  let first = true;
+  for await (const chunk of source) {
+    parts.push(chunk);
+    size += chunk.byteLength;
+    if (size >= min || first) {
+      first = false;
+      yield { data: parts.length === 1 ? asBuffer(parts[0]!) : Buffer.concat(parts, size) };
+      parts = [];
+      size = 0;
+    }
+  }
+  if (size > 0) yield { data: parts.length === 1 ? asBuffer(parts[0]!) : Buffer.concat(parts, size) };
+}
 
 export interface FilesHandlerDeps {
   workspace: Workspace;
@@ -76,7 +102,7 @@ export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof Files
     downloadFile: async function* (req, ctx) {
       const range = req.offset > 0 || req.length > 0 ? { offset: req.offset, length: req.length > 0 ? req.length : undefined } : undefined;
       const body = await workspace.download(requireUser(ctx), req.path, { range, etag: req.etag || undefined, signal: ctx.signal });
-      for await (const chunk of body) yield { data: asBuffer(chunk) };
+      yield* batched(body, STREAM_MESSAGE_BYTES);
     },
     uploadFile: async (requests, ctx) => {
       const userId = requireUser(ctx);
@@ -97,7 +123,7 @@ export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof Files
     exportFolder: async function* (req, ctx) {
       const zip = exportFolder({ store: deps.store, userId: requireUser(ctx), folder: req.path, rootName: req.rootName, logger: ctx.logger, signal: ctx.signal });
       try {
-        for await (const chunk of zip) yield { data: asBuffer(chunk as Uint8Array) };
+        yield* batched(zip as AsyncIterable<Uint8Array>, STREAM_MESSAGE_BYTES);
       } finally {
         zip.destroy();
       }
