@@ -1,6 +1,7 @@
 // Agents scenarios: agent-get, agent-patch, agents-list-10k.
 import { performance } from 'node:perf_hooks';
 import { startBaselineServer } from '../lib/baseline-server.mjs';
+import { startFloorServer } from '../lib/floor-server.mjs';
 import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
 import { cannon, expectStatus, httpRequest, latencyLoop, pool } from '../lib/http.mjs';
 
@@ -37,23 +38,35 @@ export async function agentGet(ctx) {
   const [created] = await createAgents(user, 1, 1, () => RICH_AGENT);
   const path = `/v1/agents/${created.agentId}`;
   const got = expectStatus(await user.call('GET', path), 200, 'get the Agent');
+  const common = { connections: scale.connections, duration: scale.durationS, warmupS: scale.warmupS };
   const baseline = await startBaselineServer(got.body);
-  let base, sys;
+  let base, sys, floor;
   try {
-    const common = { connections: scale.connections, duration: scale.durationS, warmupS: scale.warmupS };
     base = await cannon({ ...common, url: `${baseline.url}${path}`, measure: () => cpuMeter({ baseline: baseline.pid }) });
     sys = await cannon({ ...common, url: `${ctx.target.url}${path}`, headers: { authorization: `Bearer ${user.token}` }, measure: () => cpuMeter(ctx.target.pids) });
   } finally {
     await baseline.stop();
   }
+  // The floor: Express → grpc-js → a gRPC server with the answer in memory, nothing else. When
+  // even it stays under the target, the target is out of reach for this design on this machine.
+  const floorServer = await startFloorServer(got.body);
+  try {
+    floor = await cannon({ ...common, url: `${floorServer.url}${path}`, measure: () => cpuMeter(floorServer.pids) });
+  } finally {
+    await floorServer.stop();
+  }
   if (sys.total === 0 || sys.non2xx + sys.errors + sys.timeouts > 0) ctx.problem('agent-get', `${sys.non2xx} non-2xx, ${sys.errors} errors, ${sys.timeouts} timeouts of ${sys.total}`);
+  const floorRatio = floor.rps / base.rps;
   return {
     value: sys.rps,
     unit: 'req/s',
     baseline: base.rps,
     p50: sys.p50,
     p99: sys.p99,
-    notes: `${scale.connections} connections, ${scale.durationS} s; ${Buffer.byteLength(got.text)} B of JSON. ${cannonNotes('baseline (bare Express 5)', base)}. ${cannonNotes('gateway', sys)}`,
+    notes:
+      `${scale.connections} connections, ${scale.durationS} s; ${Buffer.byteLength(got.text)} B of JSON. ${cannonNotes('baseline (bare Express 5)', base)}. ${cannonNotes('gateway', sys)}. ` +
+      `${cannonNotes('floor (bare Express 5 → grpc-js → in-memory gRPC server: the two processes and the hop of this design, nothing else)', floor)}: ` +
+      `floor ÷ baseline ${fmt(floorRatio, 3)}, gateway ÷ floor ${fmt(sys.rps / floor.rps, 3)}`,
   };
 }
 

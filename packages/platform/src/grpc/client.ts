@@ -57,7 +57,7 @@ function channelOptions(paths: string[]) {
     // HTTP/2 flow control: how much a server may send on one call before the client asks for
     // more. The 64 KiB default stalls a streamed download on every window update; this bounds
     // what one download can hold here while its HTTP client reads slowly.
-    'grpc-node.flow_control_window': Number(process.env.GRPC_FLOW_WINDOW ?? 1024 * 1024),
+    'grpc-node.flow_control_window': 1024 * 1024,
   };
 }
 
