@@ -88,14 +88,6 @@ export async function putFileMultipart(client, bucket, key, { path, size }, part
   return { ms: nowMs() - started };
 }
 
-/** A server-side copy (what the files service does to commit an upload from its temporary key). */
-export async function copyObject(client, bucket, from, to) {
-  const started = nowMs();
-  const { CopySourceOptions, CopyDestinationOptions } = await import('minio');
-  await client.copyObject(new CopySourceOptions({ Bucket: bucket, Object: from }), new CopyDestinationOptions({ Bucket: bucket, Object: to }));
-  return { ms: nowMs() - started };
-}
-
 /** A GET read to the end; bytes, ms to the first byte and in all. */
 export async function getObject(client, bucket, key) {
   const started = nowMs();

@@ -31,7 +31,11 @@ export async function spawnService(name: string, entry: string, env: Record<stri
   child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
   let metricsPort: number | undefined;
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start in ${timeoutMs} ms: ${stderr.join('')}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // Not left running: nothing would ever stop it.
+      child.kill('SIGKILL');
+      reject(new Error(`${name} did not start in ${timeoutMs} ms: ${stderr.join('')}`));
+    }, timeoutMs);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
         const entry = JSON.parse(line) as Record<string, unknown>;

@@ -91,7 +91,11 @@ export async function launchStack(options: LaunchOptions): Promise<LaunchedStack
   try {
     for (const service of STACK_SERVICES) {
       envOf[service] = { ...options.env, ...common, ...own(service), ...options.envOf?.[service] };
-      replicas[service] = await Promise.all(Array.from({ length: count }, () => spawnService(service, entry(service), envOf[service])));
+      const started = await Promise.allSettled(Array.from({ length: count }, () => spawnService(service, entry(service), envOf[service])));
+      // Replicas that did start are kept, so that a failure stops them too.
+      replicas[service] = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+      const failed = started.find((s) => s.status === 'rejected');
+      if (failed) throw failed.reason;
     }
   } catch (err) {
     await stop();
