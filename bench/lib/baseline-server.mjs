@@ -1,9 +1,7 @@
 // The bare baseline: an Express 5 app in its own process that answers GET /v1/agents/:id with
 // the JSON of a real Agent (BASELINE_BODY), and PATCH with the same after parsing the JSON
 // body, as fast as Express itself allows. Prints {"msg":"listening","port":N} when it serves.
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
+import { forkServer } from './child-server.mjs';
 
 if (process.env.BASELINE_CHILD === '1') {
   const { default: express } = await import('express');
@@ -29,24 +27,6 @@ if (process.env.BASELINE_CHILD === '1') {
 
 /** Starts the baseline server in a child process answering with `body`; resolves with its URL and stop(). */
 export async function startBaselineServer(body) {
-  const child = fork(fileURLToPath(import.meta.url), [], {
-    env: { PATH: process.env.PATH ?? '', BASELINE_CHILD: '1', BASELINE_BODY: JSON.stringify(body) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const [message] = await Promise.race([
-    once(child, 'message'),
-    once(child, 'exit').then(([code]) => {
-      throw new Error(`baseline server exited with ${code}`);
-    }),
-  ]);
-  return {
-    url: `http://127.0.0.1:${message.port}`,
-    pid: child.pid,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  const server = await forkServer(import.meta.url, { BASELINE_CHILD: '1', BASELINE_BODY: JSON.stringify(body) }, 'baseline server');
+  return { url: `http://127.0.0.1:${server.port}`, pid: server.pid, stop: server.stop };
 }

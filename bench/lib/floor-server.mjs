@@ -4,9 +4,7 @@
 // Agent message (no Redis). What it reaches on this machine bounds what the real stack can: the
 // two processes and the gRPC hop are the architecture's, everything else is taken away.
 // Prints {"msg":"listening","port":N} (IPC) when it serves.
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
+import { forkServer } from './child-server.mjs';
 
 const role = process.env.FLOOR_ROLE;
 
@@ -49,40 +47,22 @@ if (role === 'http') {
   });
 }
 
-async function start(env) {
-  const child = fork(fileURLToPath(import.meta.url), [], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const [message] = await Promise.race([
-    once(child, 'message'),
-    once(child, 'exit').then(([code]) => {
-      throw new Error(`floor ${env.FLOOR_ROLE} server exited with ${code}`);
-    }),
-  ]);
-  return { child, port: message.port };
-}
-
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
-}
-
 /** Starts the floor (gRPC server, then the Express app in front of it) answering with `body`. */
 export async function startFloorServer(body) {
   const json = JSON.stringify(body);
-  const backend = await start({ FLOOR_ROLE: 'grpc', FLOOR_BODY: json });
+  const backend = await forkServer(import.meta.url, { FLOOR_ROLE: 'grpc', FLOOR_BODY: json }, 'floor gRPC server');
   try {
-    const front = await start({ FLOOR_ROLE: 'http', FLOOR_BODY: json, FLOOR_GRPC_PORT: String(backend.port) });
+    const front = await forkServer(import.meta.url, { FLOOR_ROLE: 'http', FLOOR_BODY: json, FLOOR_GRPC_PORT: String(backend.port) }, 'floor HTTP server');
     return {
       url: `http://127.0.0.1:${front.port}`,
-      pids: { 'floor-http': front.child.pid, 'floor-grpc': backend.child.pid },
+      pids: { 'floor-http': front.pid, 'floor-grpc': backend.pid },
       stop: async () => {
-        await stop(front.child);
-        await stop(backend.child);
+        await front.stop();
+        await backend.stop();
       },
     };
   } catch (err) {
-    await stop(backend.child);
+    await backend.stop();
     throw err;
   }
 }

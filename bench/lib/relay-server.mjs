@@ -3,11 +3,9 @@
 // there (files service and gateway, with gRPC between them); when even one bare hop stays under
 // the target on this machine, no implementation of the design reaches it here.
 // Prints {"msg":"listening","port":N} (IPC) when it serves.
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
 import http from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { fileURLToPath } from 'node:url';
+import { forkServer } from './child-server.mjs';
 
 if (process.env.RELAY_CHILD === '1') {
   const { s3Client } = await import('./s3.mjs');
@@ -33,24 +31,6 @@ if (process.env.RELAY_CHILD === '1') {
 
 /** Starts the relay for `bucket` on the S3 endpoint `s3`; GET <url>/?key=… streams that object. */
 export async function startRelayServer(s3, bucket) {
-  const child = fork(fileURLToPath(import.meta.url), [], {
-    env: { PATH: process.env.PATH ?? '', RELAY_CHILD: '1', RELAY_S3: JSON.stringify(s3), RELAY_BUCKET: bucket },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const [message] = await Promise.race([
-    once(child, 'message'),
-    once(child, 'exit').then(([code]) => {
-      throw new Error(`relay server exited with ${code}`);
-    }),
-  ]);
-  return {
-    url: `http://127.0.0.1:${message.port}`,
-    pid: child.pid,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  const server = await forkServer(import.meta.url, { RELAY_CHILD: '1', RELAY_S3: JSON.stringify(s3), RELAY_BUCKET: bucket }, 'relay server');
+  return { url: `http://127.0.0.1:${server.port}`, pid: server.pid, stop: server.stop };
 }
