@@ -13,6 +13,15 @@ const agentConfigChanged = z.object({
   projectName: z.string(),
 });
 
+const entryKind = z.enum(['file', 'directory']);
+const fileChanged = z.object({
+  userId: z.string().min(1),
+  path: z.string(),
+  kind: entryKind.optional(),
+  size: z.number().int().nonnegative().optional(),
+  sha256: z.string().optional(),
+});
+
 export const EVENT_DATA = {
   'agent.created': agentConfigChanged,
   'agent.updated': agentConfigChanged,
@@ -31,12 +40,17 @@ export const EVENT_DATA = {
     createdAt: z.string(),
     updatedAt: z.string(),
   }),
-  /** A file stored at a path where there was none (upload, project context file). */
-  'file.created': z.object({ userId: z.string().min(1), path: z.string(), size: z.number().int().nonnegative() }),
-  /** A file replaced by an overwrite. */
-  'file.updated': z.object({ userId: z.string().min(1), path: z.string(), size: z.number().int().nonnegative() }),
-  /** A file removed (a directory delete publishes one per file it removed). */
-  'file.deleted': z.object({ userId: z.string().min(1), path: z.string() }),
+  /**
+   * A file stored at a path where there was none (upload, copy, project context file), or a
+   * directory copied (`kind: "directory"`, no size).
+   */
+  'file.created': fileChanged,
+  /** A file replaced (an overwrite, a move or copy onto it). */
+  'file.updated': fileChanged,
+  /** A file removed, or a directory with everything below it (one event, `kind: "directory"`). */
+  'file.deleted': z.object({ userId: z.string().min(1), path: z.string(), kind: entryKind.optional() }),
+  /** A file or a directory moved (renamed) from `from` to `path`. */
+  'file.moved': z.object({ userId: z.string().min(1), from: z.string(), path: z.string(), kind: entryKind }),
 } as const;
 
 export type EventType = keyof typeof EVENT_DATA;

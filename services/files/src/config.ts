@@ -20,9 +20,17 @@ export const configSchema = z.object({
   MAX_UPLOAD_BYTES: env.positiveInt(5 * 1024 * MiB),
   /** Bytes `files/read` returns as text (inclusive); more → 413 FILE_TOO_LARGE. Default 10 MiB. */
   MAX_READ_BYTES: env.positiveInt(10 * MiB),
-  /** Multipart part size; each upload in flight holds at most two parts in memory. */
+  /** Part size of multipart uploads (raised when needed to fit MAX_UPLOAD_BYTES in 10,000 parts). */
   S3_PART_SIZE: z.coerce.number().int().min(5 * MiB).default(8 * MiB),
-  /** Serializes each user's commits across replicas (see adapters/lock.redis.ts). */
+  /** An upload that asks for no part for this long (a crash, a client gone) is dropped by the sweeper. */
+  UPLOAD_PENDING_MS: env.positiveInt(3_600_000),
+  /** How long bytes that nothing references any more are kept before the sweeper deletes them. */
+  FILE_GC_GRACE_MS: z.coerce.number().int().min(0).default(600_000),
+  /** How often each replica sweeps (unreferenced bytes, expired uploads). */
+  FILE_SWEEP_INTERVAL_MS: env.positiveInt(10_000),
+  /** Long polls of the changes feed waiting at once per replica; more answer at once. */
+  CHANGES_MAX_WAITERS: env.positiveInt(512),
+  /** The metadata index (it must not evict: the service refuses an evicting Redis). */
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   REDIS_CLUSTER: env.bool(false),
   /** NATS with JetStream: file events are relayed there; agent.deleted removes knowledge copies. */

@@ -1,70 +1,70 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
+import { RedisOutbox } from '@workspace/events';
 import { createLogger, createRedis, type RedisClient } from '@workspace/platform';
-import { RedisLock } from '../src/adapters/lock.redis.js';
-import { createS3Client, ensureBucket, MinioObjectStore } from '../src/adapters/object-store.minio.js';
-import { RedisRemovedAgents } from '../src/adapters/removed-agents.redis.js';
+import { newUserId } from '@workspace/testkit';
+import { createS3Client, ensureBucket, MinioBlobStore } from '../src/adapters/blobs.minio.js';
+import { RedisChangesLog } from '../src/adapters/changes.redis.js';
+import { IndexKeys, RedisFileIndex } from '../src/adapters/index.redis.js';
+import { Sweeper } from '../src/adapters/sweeper.js';
+import { Changes } from '../src/domain/changes.js';
+import { Cursors } from '../src/domain/cursors.js';
 import { Knowledge } from '../src/domain/knowledge.js';
-import type { FileChange, FileEvents } from '../src/domain/ports.js';
 import { Uploads } from '../src/domain/uploads.js';
 import { Workspace } from '../src/domain/workspace.js';
 
 export const MiB = 1024 * 1024;
 
-/** Keeps the changes reported, per user, in order (the outbox adapter has its own test). */
-export class RecordedEvents implements FileEvents {
-  readonly changes: (FileChange & { userId: string })[] = [];
-  async report(userId: string, changes: readonly FileChange[]): Promise<void> {
-    this.changes.push(...changes.map((c) => ({ ...c, userId })));
-  }
-  of(userId: string): FileChange[] {
-    return this.changes.filter((c) => c.userId === userId).map(({ userId: _, ...c }) => c);
-  }
-}
-
-/** The files domain on the tests' real S3 store (a fresh bucket) and Redis. */
-export async function realFiles(options: { maxUploadBytes?: number; maxReadBytes?: number; partSize?: number } = {}) {
+/** The files domain on the tests' real S3 store (a fresh bucket) and Redis, as the service wires it. */
+export async function realFiles(options: { maxReadBytes?: number; pendingMs?: number; graceMs?: number } = {}) {
   const { s3: endpoint, redisUrl } = inject('infra');
   const bucket = `int-${randomBytes(8).toString('hex')}`;
   const client = createS3Client({ ...endpoint, bucket });
   await ensureBucket(client, bucket, endpoint.region);
-  const store = new MinioObjectStore({ client, bucket, partSize: options.partSize ?? 5 * MiB });
+  const blobs = new MinioBlobStore({ client, bucket });
   const redis: RedisClient = createRedis({ url: redisUrl });
   const logger = createLogger('files-test', 'silent');
-  const lock = new RedisLock(redis, logger);
-  const events = new RecordedEvents();
+  const keys = new IndexKeys(bucket);
+  const outbox = new RedisOutbox({ redis, namespace: `files-test-${bucket}` });
+  const index = new RedisFileIndex({ redis, keys, outbox });
+  const cursors = new Cursors(randomBytes(32));
+  const log = new RedisChangesLog({ redis, keys });
   return {
     client,
     bucket,
-    store,
+    blobs,
     redis,
-    lock,
-    events,
-    workspace: new Workspace({ store, lock, events, maxReadBytes: options.maxReadBytes ?? 10 * MiB }),
-    uploads: new Uploads({ store, lock, events, maxUploadBytes: options.maxUploadBytes ?? 64 * MiB, logger }),
-    knowledge: new Knowledge({ store, lock, removed: new RedisRemovedAgents(redis) }),
+    index,
+    outbox,
+    workspace: new Workspace({ index, blobs, cursors, maxReadBytes: options.maxReadBytes ?? 10 * MiB }),
+    uploads: new Uploads({ index, blobs, logger, maxUploadBytes: 64 * MiB, partSize: 5 * MiB, pendingMs: options.pendingMs ?? 60_000 }),
+    knowledge: new Knowledge({ index }),
+    changes: new Changes({ log, cursors }),
+    sweeper: new Sweeper({ redis, index, blobs, logger, intervalMs: 1_000, graceMs: options.graceMs ?? 0 }),
+    user: newUserId,
+    /** Every object key in the bucket. */
+    objects: async () => {
+      const out: string[] = [];
+      for await (const o of blobs.list('')) out.push(o.key);
+      return out.sort();
+    },
     close: async () => {
+      log.close();
       await redis.quit();
     },
   };
 }
 
-/** `total` bytes in chunks of `chunk`, each chunk filled with its index so content is checkable. */
-export async function* bytes(total: number, chunk = 64 * 1024, fail?: Error): AsyncIterable<Uint8Array> {
-  for (let sent = 0, i = 0; sent < total; i++) {
-    const n = Math.min(chunk, total - sent);
-    yield Buffer.alloc(n, i % 251);
-    sent += n;
-  }
-  if (fail) throw fail;
+export type Files = Awaited<ReturnType<typeof realFiles>>;
+
+/** Stores a small file through the service's own path (the one project context files take). */
+export function put(files: Files, userId: string, path: string, content: string, overwrite = false) {
+  return files.uploads.writeFile(userId, path, Buffer.from(content, 'utf8'), overwrite);
 }
 
-export async function collect(source: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for await (const c of source) parts.push(Buffer.from(c));
-  return Buffer.concat(parts);
-}
-
-export async function* text(s: string): AsyncIterable<Uint8Array> {
-  yield Buffer.from(s, 'utf8');
+/** Every entry path under `path`, recursively. */
+export async function tree(files: Files, userId: string, path = '/files'): Promise<string[]> {
+  const out: string[] = [];
+  for await (const step of files.workspace.list(userId, path, true)) out.push(...step.entries.map((e) => (e.type === 'directory' ? `${e.path}/` : e.path)));
+  return out;
 }

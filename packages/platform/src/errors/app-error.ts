@@ -62,6 +62,7 @@ export const errors = {
   fileNotText: (path: string) => new AppError('FILE_NOT_TEXT', `${path} is not valid UTF-8 text; download it instead`, { details: { path } }),
   payloadTooLarge: (limit: number) =>
     new AppError('PAYLOAD_TOO_LARGE', `the upload is larger than the limit of ${limit} bytes`, { details: { limit: String(limit) } }),
+  cursorExpired: () => new AppError('CURSOR_EXPIRED', 'the cursor is older than the retained history; list again and take a new cursor'),
   unavailable: (what: string, cause?: unknown) =>
     new AppError('UNAVAILABLE', `${what} is unavailable; retry later`, { cause }),
   internal: (cause?: unknown) => new AppError('INTERNAL', 'internal error', { cause }),

@@ -28,6 +28,7 @@ export const ERROR_TABLE = {
   FILE_TOO_LARGE: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 413 },
   UNSUPPORTED_MEDIA_TYPE: { grpc: GrpcStatus.INVALID_ARGUMENT, http: 415 },
   FILE_NOT_TEXT: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 422 },
+  CURSOR_EXPIRED: { grpc: GrpcStatus.OUT_OF_RANGE, http: 410 },
   RATE_LIMITED: { grpc: GrpcStatus.RESOURCE_EXHAUSTED, http: 429 },
   INTERNAL: { grpc: GrpcStatus.INTERNAL, http: 500 },
   UNAVAILABLE: { grpc: GrpcStatus.UNAVAILABLE, http: 503 },

@@ -3,13 +3,16 @@ import { Readable } from 'node:stream';
 import { deflateRawSync } from 'node:zlib';
 import archiver from 'archiver';
 import { errors, type Logger } from '@workspace/platform';
-import { isWorkspaceRelative } from './entries.js';
-import { TenantLayout } from './layout.js';
-import { parsePath, segmentProblem } from './paths.js';
-import type { ObjectStore, StoredObject } from './ports.js';
+import { segmentProblem } from './paths.js';
+import type { BlobStore } from './ports.js';
 
-/** The first listing page is short, so the first entry starts without waiting for a full page. */
-const FIRST_PAGE = 50;
+/** One file to archive: its path below the exported folder and its bytes. */
+export interface ExportItem {
+  rel: string;
+  key: string;
+  modifiedAt: Date;
+}
+
 /** How many objects are opened ahead of the one being archived, so their first bytes are on the way. */
 const PREFETCH = 4;
 /** A sample that deflate shrinks by less than this is stored as it is (media, archives, random data). */
@@ -26,8 +29,7 @@ export function worthCompressing(sample: Uint8Array): boolean {
 }
 
 interface Opened {
-  object: StoredObject;
-  rel: string;
+  item: ExportItem;
   /** The first HEAD_BYTES or more of the object (all of it when `done`). */
   head: Buffer;
   done: boolean;
@@ -53,42 +55,30 @@ export function archiverSafeName(name: string): string {
 }
 
 /**
- * A ZIP of every file under `folder`, entries named `<rootName>/<path below folder>`, built
- * while it is read: objects are listed page by page and archived one after another, the next
+ * A ZIP of `items` (the files under a folder, from the index, in byte order), entries named
+ * `<rootName>/<rel>`, built while it is read: objects are archived one after another, the next
  * few already opened (PREFETCH) so no request's latency stalls the archive; nothing is
  * assembled in memory or on disk and the first bytes leave before the last object is read.
  * Backpressure from the reader pauses everything. An entry whose first bytes do not compress
  * is stored rather than deflated: deflating random or already compressed data only costs time.
  */
 export function exportFolder(options: {
-  store: ObjectStore;
-  userId: string;
-  folder: string;
+  blobs: BlobStore;
+  items: AsyncIterable<ExportItem>;
   rootName: string;
   logger: Logger;
   signal?: AbortSignal | undefined;
 }): Readable {
-  const folder = parsePath(options.folder);
   const problem = segmentProblem(options.rootName);
   if (problem) throw errors.invalidArgument(`invalid archive root name: ${problem}`, 'rootName');
-  const prefix = new TenantLayout(options.userId).dirPrefix(folder);
   // Level 1: exports are mostly streamed to a browser; speed matters more than a few percent.
   const archive = archiver('zip', { zlib: { level: 1 } });
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  const store = options.store;
-  async function* files(): AsyncIterable<{ object: StoredObject; rel: string }> {
-    for await (const page of store.list(prefix, { recursive: true, firstPageSize: FIRST_PAGE })) {
-      for (const object of page.objects) {
-        const rel = object.key.slice(prefix.length);
-        if (isWorkspaceRelative(rel)) yield { object, rel };
-      }
-    }
-  }
-  const open = async ({ object, rel }: { object: StoredObject; rel: string }): Promise<Opened> => {
-    const rest = (await store.read(object.key, { signal: stop.signal }))[Symbol.asyncIterator]();
+  const open = async (item: ExportItem): Promise<Opened> => {
+    const rest = (await options.blobs.read(item.key, { signal: stop.signal }))[Symbol.asyncIterator]();
     const parts: Uint8Array[] = [];
     let size = 0;
     let done = false;
@@ -101,13 +91,13 @@ export function exportFolder(options: {
       parts.push(next.value);
       size += next.value.byteLength;
     }
-    return { object, rel, head: Buffer.concat(parts, size), done, rest };
+    return { item, head: Buffer.concat(parts, size), done, rest };
   };
 
   void (async () => {
     const ahead: Promise<Opened>[] = [];
     try {
-      const listing = files()[Symbol.asyncIterator]();
+      const listing = options.items[Symbol.asyncIterator]();
       let listed = false;
       for (;;) {
         while (!listed && ahead.length < PREFETCH) {
@@ -124,8 +114,8 @@ export function exportFolder(options: {
         const opened = await opening;
         const appended = once(archive, 'entry', { signal: stop.signal });
         archive.append(Readable.from(followedBy(opened)), {
-          name: archiverSafeName(`${options.rootName}/${opened.rel}`),
-          date: opened.object.lastModified,
+          name: archiverSafeName(`${options.rootName}/${opened.item.rel}`),
+          date: opened.item.modifiedAt,
           store: !worthCompressing(opened.head),
         });
         await appended;

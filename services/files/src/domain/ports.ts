@@ -1,17 +1,53 @@
-/** One object as the store describes it. */
-export interface StoredObject {
+import type { IndexEntry } from './entries.js';
+
+export type ConflictMode = 'error' | 'overwrite' | 'uuid';
+
+/** An upload between BeginUpload and its commit or abort. */
+export interface PendingUpload {
+  /** Where the bytes go (a fresh object key). */
   key: string;
-  size: number;
-  lastModified: Date;
-  /** Opaque content validator, without quotes. */
-  etag: string;
+  /** The destination as resolved at the start (the commit checks again). */
+  path: string;
+  mode: ConflictMode;
+  /** The path to take instead when the name is taken and mode is uuid. */
+  uuidPath: string;
+  /** The store's multipart upload id, once parts are asked for. */
+  multipartId?: string;
+  mimeType: string;
 }
 
-/** One page of a listing: objects, and with a delimiter the common prefixes ("directories"). */
-export interface ListPage {
-  objects: StoredObject[];
-  /** Each ends with the delimiter. */
-  prefixes: string[];
+/** One page of a listing from the index. */
+export type IndexListPage =
+  | { kind: 'file'; entry: IndexEntry }
+  | { kind: 'directory'; entries: { path: string; entry: IndexEntry | undefined }[]; more: boolean };
+
+export interface MoveOutcome {
+  path: string;
+  kind: 'file' | 'directory';
+}
+
+/**
+ * The metadata index of every user's tree. Each change is atomic: it checks the path rules,
+ * writes the entries, appends to the user's changes feed and queues the event (`event`: a
+ * CloudEvent JSON template whose type, subject and data the index fills in), or refuses with
+ * the contract's error and changes nothing.
+ */
+export interface FileIndex {
+  commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string }): Promise<{ path: string; replaced: boolean }>;
+  /** The commit's checks alone: what is at `path` now, or the refusal. */
+  precheck(userId: string, path: string, mode: ConflictMode): Promise<'free' | 'file' | 'directory'>;
+  delete(userId: string, path: string, recursive: boolean, event: string): Promise<{ kind: 'file' | 'directory' }>;
+  move(userId: string, input: { op: 'move' | 'copy'; from: string; to: string; mode: ConflictMode; uuidPath: string; event: string }): Promise<MoveOutcome>;
+  /** Up to `limit` entries after `after` ('' = from the start), in byte order. */
+  list(userId: string, input: { path: string; recursive: boolean; after: string; limit: number }): Promise<IndexListPage>;
+  stat(userId: string, paths: readonly string[]): Promise<(IndexEntry | 'directory' | undefined)[]>;
+  pin(userId: string, agentId: string, paths: readonly string[]): Promise<IndexEntry[]>;
+  unpinAgent(userId: string, agentId: string): Promise<number>;
+  addUpload(userId: string, id: string, upload: PendingUpload, expiresAt: number): Promise<void>;
+  getUpload(userId: string, id: string): Promise<PendingUpload | undefined>;
+  touchUpload(userId: string, id: string, upload: PendingUpload, expiresAt: number): Promise<boolean>;
+  /** Forgets an upload whose bytes are gone (aborted or refused). */
+  dropUpload(userId: string, id: string): Promise<void>;
 }
 
 /** A byte range of an object: `length` undefined reads to the end. */
@@ -20,65 +56,42 @@ export interface ByteRange {
   length?: number | undefined;
 }
 
-/** An S3-compatible object store, one bucket. Keys are opaque strings to it. */
-export interface ObjectStore {
-  /** Metadata of one object; undefined when there is none. */
-  stat(key: string): Promise<StoredObject | undefined>;
-  /**
-   * Objects under `prefix` in key (UTF-8 byte) order, page by page; `/` as delimiter when not
-   * recursive. A small `firstPageSize` gets the first results sooner (a page costs the store
-   * time in proportion to its size); later pages are full.
-   */
-  list(prefix: string, options: { recursive: boolean; firstPageSize?: number }): AsyncIterable<ListPage>;
-  /** True when at least one object's key starts with `prefix`. */
-  hasAny(prefix: string): Promise<boolean>;
-  /**
-   * The object's bytes (or one range of them): FILE_NOT_FOUND when absent; with `etag`,
-   * UNAVAILABLE (retry) unless the object still has that etag. `signal` stops the read.
-   */
-  read(key: string, options?: { range?: ByteRange | undefined; etag?: string | undefined; signal?: AbortSignal | undefined }): Promise<AsyncIterable<Uint8Array>>;
-  /**
-   * Stores `body` under `key`. Memory stays bounded by the store's part size, whatever the
-   * length. If `body` throws, nothing is left behind and the error is rethrown. With `commit`,
-   * the object appears (whole, replacing any old one at once) only when `commit` calls
-   * `finish`, after every byte is stored (`size` of them); if `commit` throws, nothing is left behind and its
-   * error is rethrown.
-   */
-  write(key: string, body: AsyncIterable<Uint8Array>, options: { contentType: string; commit?: (finish: () => Promise<void>, size: number) => Promise<void> }): Promise<{ size: number }>;
-  /** Server-side copy of an object of `size` bytes; `to` appears whole or not at all. */
-  copy(from: string, to: string, size: number): Promise<void>;
+/** Immutable objects in an S3-compatible bucket. */
+export interface BlobStore {
+  /** A GET URL of the object, valid for `seconds`. */
+  presignGet(key: string, seconds: number): Promise<string>;
+  /** A PUT URL for the whole object, valid for `seconds`. */
+  presignPut(key: string, seconds: number): Promise<string>;
+  createMultipart(key: string, contentType: string): Promise<string>;
+  presignPart(key: string, multipartId: string, partNumber: number, seconds: number): Promise<string>;
+  completeMultipart(key: string, multipartId: string, parts: { partNumber: number; etag: string }[]): Promise<void>;
+  /** Aborts an incomplete multipart upload (fine when it is already gone). */
+  abortMultipart(key: string, multipartId: string): Promise<void>;
+  put(key: string, bytes: Uint8Array, contentType: string): Promise<void>;
+  read(key: string, options?: { range?: ByteRange; signal?: AbortSignal }): Promise<AsyncIterable<Uint8Array>>;
   /** Removes the objects (absent ones are fine). */
-  remove(keys: string[]): Promise<void>;
+  remove(keys: readonly string[]): Promise<void>;
+  /** Every object under a prefix (the migration of the old layout). */
+  list(prefix: string): AsyncIterable<{ key: string; size: number; lastModified: Date }>;
 }
 
-/** A mutual-exclusion lock shared by every replica of the service. */
-export interface DistributedLock {
-  /**
-   * Runs `fn` while holding the lock named `name`, waiting for it when another holder has
-   * it. Fails with UNAVAILABLE when it cannot be acquired in time.
-   */
-  withLock<T>(name: string, fn: () => Promise<T>): Promise<T>;
+/** The user's changes feed (CONTRACT §10). */
+export interface ChangesLog {
+  /** The id of the latest change, or '0-0'. */
+  latest(userId: string): Promise<string>;
+  /** Changes after `after`, at most `count`, waiting up to `waitMs` when there are none. */
+  read(userId: string, after: string, count: number, waitMs: number, signal?: AbortSignal): Promise<LoggedChange[]>;
+  /** Whether changes after `after` may have been trimmed away. */
+  expired(userId: string, after: string): Promise<boolean>;
 }
 
-export type Clock = () => Date;
-
-/** A change of one workspace file, as other services hear of it (CONTRACT §8). */
-export type FileChange =
-  | { type: 'file.created' | 'file.updated'; path: string; size: number }
-  | { type: 'file.deleted'; path: string };
-
-/**
- * Where file changes are reported (a Redis outbox relayed to NATS in production). Called inside
- * the user's commit lock right after the change, so one user's reports come in the order of the
- * changes. Never fails the caller: the change has already happened and stands (see
- * adapters/file-events.outbox.ts for what that implies).
- */
-export interface FileEvents {
-  report(userId: string, changes: readonly FileChange[]): Promise<void>;
-}
-
-/** Agents whose knowledge has been removed, so that a pin arriving late cannot bring copies back. */
-export interface RemovedAgents {
-  mark(userId: string, agentId: string): Promise<void>;
-  isRemoved(userId: string, agentId: string): Promise<boolean>;
+export interface LoggedChange {
+  id: string;
+  type: 'created' | 'updated' | 'deleted' | 'moved';
+  kind: 'file' | 'directory';
+  path: string;
+  from?: string;
+  at: number;
+  size?: number;
+  sha256?: string;
 }

@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { errors, type Logger } from '@workspace/platform';
+import { createHash, randomBytes } from 'node:crypto';
+import { errors, tenantKey, type Logger } from '@workspace/platform';
 import { mimeTypeOf } from './entries.js';
-import { TenantLayout } from './layout.js';
-import { ancestors, baseName, childPath, fromSegments, parsePath, ROOT, uniqueName, type WorkspacePath } from './paths.js';
-import type { DistributedLock, FileEvents, ObjectStore } from './ports.js';
-
-export type ConflictMode = 'error' | 'overwrite' | 'uuid';
+import { eventTemplate } from './events.js';
+import { baseName, childPath, parsePath, ROOT, type WorkspacePath } from './paths.js';
+import type { BlobStore, ConflictMode, FileIndex, PendingUpload } from './ports.js';
+import { uuidSibling } from './workspace.js';
 
 export interface UploadInput {
   /** The destination as given; undefined when none was. */
@@ -19,140 +18,148 @@ export interface StoredFile {
   path: string;
   size: number;
   mimeType: string;
+  sha256: string;
 }
 
-/** Ancestors are checked with this many HEAD requests at a time. */
-const STAT_CONCURRENCY = 16;
+export interface UploadsOptions {
+  index: FileIndex;
+  blobs: BlobStore;
+  logger: Logger;
+  maxUploadBytes: number;
+  partSize: number;
+  /** How long an upload may go without asking for parts before the sweeper drops it. */
+  pendingMs: number;
+  clock?: () => number;
+}
+
+const SHA256 = /^[0-9a-f]{64}$/;
+const UPLOAD_ID = /^up_[0-9a-f]{32}$/;
+export const MAX_PARTS = 10_000;
+
+/** The object key of new bytes: fixed length, never derived from a path, written once. */
+export function newObjectKey(userId: string): string {
+  return `b/${tenantKey(userId)}/${randomBytes(16).toString('hex')}`;
+}
 
 /**
- * Storing files (CONTRACT §5). Bytes go straight to the file's key, but the object becomes
- * visible only at the commit (the single PUT of a small file, or the completion of a multipart
- * upload), so a failed or aborted upload leaves nothing and a failed overwrite leaves the old
- * content whole. Commits of one user are serialized by a lock shared by every replica, so the
- * checks (a file in the way, a directory at the name, an existing file) and the commit are one
- * atomic step: of concurrent `error` uploads to one new path exactly one wins, and no file ever
- * lands under a file. The change is reported (file.created or file.updated) in the same
- * critical section, right after the commit, so a user's events come in the order of the changes.
- *
- * One case cannot know its key until the commit: `uuid` to a name that was free when the upload
- * began (taken meanwhile → a new name). Its bytes go to a temporary key and are copied.
+ * Storing files (CONTRACT §5). The bytes go to a fresh object by presigned URLs (the caller
+ * streams them); the file appears only at the commit, one atomic step of the index that checks
+ * the path rules again, so a failed, aborted or refused upload leaves nothing visible, an
+ * overwrite keeps the old content whole until then, and of concurrent `error` uploads to one
+ * new path exactly one wins. Every upload is recorded as pending until its commit or abort, so
+ * the sweeper removes what a crash left behind.
  */
 export class Uploads {
-  readonly #store: ObjectStore;
-  readonly #lock: DistributedLock;
-  readonly #events: FileEvents;
-  readonly #maxBytes: number;
-  readonly #logger: Logger;
-  readonly #newId: () => string;
+  readonly #o: Required<UploadsOptions>;
 
-  constructor(options: { store: ObjectStore; lock: DistributedLock; events: FileEvents; maxUploadBytes: number; logger: Logger; newId?: () => string }) {
-    this.#store = options.store;
-    this.#lock = options.lock;
-    this.#events = options.events;
-    this.#maxBytes = options.maxUploadBytes;
-    this.#logger = options.logger;
-    this.#newId = options.newId ?? randomUUID;
+  constructor(options: UploadsOptions) {
+    this.#o = { clock: Date.now, ...options };
   }
 
-  /** Stores an uploaded file; `body` is read once, as it arrives. */
-  async upload(userId: string, input: UploadInput, body: AsyncIterable<Uint8Array>): Promise<StoredFile> {
-    const layout = new TenantLayout(userId);
-    const target = await this.#destination(layout, input);
-    // Fail fast, before any byte is stored; the commit checks again under the lock.
-    const start = await this.#resolve(layout, target, input.onConflict);
-    return this.#save(userId, target, input.onConflict, start.path, limited(body, this.#maxBytes));
+  /** Resolves the destination, refuses what would conflict now, and records the upload. */
+  async begin(userId: string, input: UploadInput): Promise<{ uploadId: string; path: string; putUrl: string; partSize: number; maxBytes: number }> {
+    const target = await this.#destination(userId, input);
+    const found = await this.#o.index.precheck(userId, target.path, input.onConflict);
+    const uuidPath = uuidSibling(target);
+    const path = input.onConflict === 'uuid' && found !== 'free' && uuidPath ? uuidPath : target.path;
+    const upload: PendingUpload = { key: newObjectKey(userId), path: target.path, mode: input.onConflict, uuidPath, mimeType: mimeTypeOf(baseName(target)) };
+    const uploadId = `up_${randomBytes(16).toString('hex')}`;
+    await this.#o.index.addUpload(userId, uploadId, upload, this.#o.clock() + this.#o.pendingMs);
+    const putUrl = await this.#o.blobs.presignPut(upload.key, this.#urlSeconds());
+    return { uploadId, path, putUrl, partSize: this.#o.partSize, maxBytes: this.#o.maxUploadBytes };
+  }
+
+  /** URLs for parts first… of the multipart upload (started on the first call). */
+  async parts(userId: string, uploadId: string, first: number, count: number): Promise<string[]> {
+    if (!Number.isInteger(first) || first < 1 || !Number.isInteger(count) || count < 1 || first + count - 1 > MAX_PARTS) {
+      throw errors.invalidArgument(`part numbers must lie in 1…${MAX_PARTS}`, 'firstPartNumber');
+    }
+    const upload = await this.#pending(userId, uploadId);
+    upload.multipartId ??= await this.#o.blobs.createMultipart(upload.key, upload.mimeType);
+    if (!(await this.#o.index.touchUpload(userId, uploadId, upload, this.#o.clock() + this.#o.pendingMs))) {
+      await this.#o.blobs.abortMultipart(upload.key, upload.multipartId);
+      throw gone();
+    }
+    const seconds = this.#urlSeconds();
+    const numbers = Array.from({ length: count }, (_, i) => first + i);
+    return Promise.all(numbers.map((n) => this.#o.blobs.presignPart(upload.key, upload.multipartId!, n, seconds)));
+  }
+
+  /** Makes the uploaded bytes the file, or refuses and drops them. */
+  async commit(userId: string, uploadId: string, input: { size: number; sha256: string; parts: { partNumber: number; etag: string }[] }): Promise<StoredFile> {
+    if (!SHA256.test(input.sha256)) throw errors.invalidArgument('sha256 must be 64 lowercase hex digits', 'sha256');
+    if (!Number.isSafeInteger(input.size) || input.size < 0) throw errors.invalidArgument('size must be a whole number of bytes', 'size');
+    if (input.size > this.#o.maxUploadBytes) throw errors.payloadTooLarge(this.#o.maxUploadBytes);
+    const upload = await this.#pending(userId, uploadId);
+    if (input.parts.length > 0) {
+      if (!upload.multipartId) throw errors.invalidArgument('parts were given but none were asked for', 'parts');
+      await this.#o.blobs.completeMultipart(upload.key, upload.multipartId, input.parts);
+    }
+    const entry = { size: input.size, mtime: this.#o.clock(), sha256: input.sha256, key: upload.key, revision: newRevision() };
+    try {
+      const done = await this.#o.index.commit(userId, { path: upload.path, mode: upload.mode, uuidPath: upload.uuidPath, entry, uploadId, event: eventTemplate(userId, upload.path) });
+      return { path: done.path, size: input.size, mimeType: mimeTypeOf(baseName(parsePath(done.path))), sha256: input.sha256 };
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'UNAVAILABLE') await this.abort(userId, uploadId);
+      throw err;
+    }
+  }
+
+  /** Drops an upload that will not be committed (idempotent). */
+  async abort(userId: string, uploadId: string): Promise<void> {
+    if (!UPLOAD_ID.test(uploadId)) return;
+    const upload = await this.#o.index.getUpload(userId, uploadId);
+    if (!upload) return;
+    await this.#o.blobs.remove([upload.key]);
+    if (upload.multipartId) await this.#o.blobs.abortMultipart(upload.key, upload.multipartId);
+    // The record goes last: until then the sweeper retries what failed above.
+    await this.#o.index.dropUpload(userId, uploadId);
   }
 
   /** Writes a small file in one piece (a project's context file). */
   async writeFile(userId: string, rawPath: string, content: Uint8Array, overwrite: boolean): Promise<StoredFile> {
     const target = parsePath(rawPath);
     if (target.segments.length === 0 || target.trailingSlash) throw errors.invalidPath('the path must name a file', rawPath);
-    const layout = new TenantLayout(userId);
     const mode: ConflictMode = overwrite ? 'overwrite' : 'error';
-    const start = await this.#resolve(layout, target, mode);
-    return this.#save(userId, target, mode, start.path, (async function* () {
-      yield content;
-    })());
+    await this.#o.index.precheck(userId, target.path, mode);
+    const key = newObjectKey(userId);
+    const mimeType = mimeTypeOf(baseName(target));
+    const uploadId = `up_${randomBytes(16).toString('hex')}`;
+    await this.#o.index.addUpload(userId, uploadId, { key, path: target.path, mode, uuidPath: '', mimeType }, this.#o.clock() + this.#o.pendingMs);
+    await this.#o.blobs.put(key, content, mimeType);
+    return this.commit(userId, uploadId, { size: content.byteLength, sha256: createHash('sha256').update(content).digest('hex'), parts: [] });
   }
 
-  /** `planned` is where the file goes as far as the first check knows: the target, or a uuid name for it. */
-  async #save(userId: string, target: WorkspacePath, mode: ConflictMode, planned: WorkspacePath, body: AsyncIterable<Uint8Array>): Promise<StoredFile> {
-    if (mode === 'uuid' && planned.path === target.path) return this.#saveViaCopy(userId, target, mode, body);
-    const layout = new TenantLayout(userId);
-    // A uuid name is new by construction: at the commit it only must still not sit under a file.
-    const check: ConflictMode = mode === 'uuid' ? 'error' : mode;
-    const { size } = await this.#store.write(layout.fileKey(planned), body, {
-      contentType: mimeTypeOf(baseName(planned)),
-      commit: (finish, size) =>
-        this.#lock.withLock(layout.commitLock, async () => {
-          const { replaces } = await this.#resolve(layout, planned, check);
-          await finish();
-          await this.#events.report(userId, [{ type: replaces ? 'file.updated' : 'file.created', path: planned.path, size }]);
-        }),
-    });
-    return { path: planned.path, size, mimeType: mimeTypeOf(baseName(planned)) };
+  async #pending(userId: string, uploadId: string): Promise<PendingUpload> {
+    if (!UPLOAD_ID.test(uploadId)) throw errors.invalidArgument('unknown upload id', 'uploadId');
+    const upload = await this.#o.index.getUpload(userId, uploadId);
+    if (!upload) throw gone();
+    return upload;
   }
 
-  /** Through a temporary key: the final name is known only under the commit lock. */
-  async #saveViaCopy(userId: string, target: WorkspacePath, mode: ConflictMode, body: AsyncIterable<Uint8Array>): Promise<StoredFile> {
-    const layout = new TenantLayout(userId);
-    const temp = layout.tempKey();
-    // A write that fails leaves nothing (the store guarantees it); only a stored temp needs removing.
-    const { size } = await this.#store.write(temp, body, { contentType: mimeTypeOf(baseName(target)) });
-    try {
-      const final = await this.#lock.withLock(layout.commitLock, async () => {
-        const { path, replaces } = await this.#resolve(layout, target, mode);
-        await this.#store.copy(temp, layout.fileKey(path), size);
-        await this.#events.report(userId, [{ type: replaces ? 'file.updated' : 'file.created', path: path.path, size }]);
-        return path;
-      });
-      return { path: final.path, size, mimeType: mimeTypeOf(baseName(final)) };
-    } finally {
-      await this.#store.remove([temp]).catch((err: unknown) => this.#logger.warn({ err, key: temp }, 'could not remove a temporary upload; the bucket lifecycle rule expires it'));
-    }
+  /** Presigned URLs live as long as the upload may stay pending. */
+  #urlSeconds(): number {
+    return Math.max(60, Math.ceil(this.#o.pendingMs / 1000));
   }
 
   /** CONTRACT §5: no path → /files/<filename>; `dir/` or an existing directory → <dir>/<filename>; else the path itself. */
-  async #destination(layout: TenantLayout, input: UploadInput): Promise<WorkspacePath> {
+  async #destination(userId: string, input: UploadInput): Promise<WorkspacePath> {
     const named = (dir: WorkspacePath) => {
       if (input.filename === '') throw errors.invalidArgument('the file part needs a filename unless path names the file', 'file');
       return childPath(dir, input.filename);
     };
     if (input.path === undefined) return named(parsePath(ROOT));
     const given = parsePath(input.path);
-    if (given.trailingSlash || given.segments.length === 0 || (await this.#store.hasAny(layout.dirPrefix(given)))) return named(given);
-    return given;
-  }
-
-  /** Where the file goes given what exists now (and whether it replaces a file), or the conflict that stops it. */
-  async #resolve(layout: TenantLayout, target: WorkspacePath, mode: ConflictMode): Promise<{ path: WorkspacePath; replaces: boolean }> {
-    await this.#assertNoFileAbove(layout, target);
-    const [file, directory] = await Promise.all([this.#store.stat(layout.fileKey(target)), this.#store.hasAny(layout.dirPrefix(target))]);
-    if (!file && !directory) return { path: target, replaces: false };
-    // A uuid name is new by construction (a v4 UUID does not collide).
-    if (mode === 'uuid') return { path: fromSegments([...target.segments.slice(0, -1), uniqueName(baseName(target), this.#newId())]), replaces: false };
-    if (directory) throw errors.pathConflict(target.path, 'a directory exists at this path');
-    if (mode === 'error') throw errors.fileExists(target.path);
-    return { path: target, replaces: true };
-  }
-
-  async #assertNoFileAbove(layout: TenantLayout, target: WorkspacePath): Promise<void> {
-    const above = ancestors(target);
-    for (let i = 0; i < above.length; i += STAT_CONCURRENCY) {
-      const batch = above.slice(i, i + STAT_CONCURRENCY);
-      const found = await Promise.all(batch.map((segments) => this.#store.stat(layout.fileKey(segments))));
-      const at = found.findIndex(Boolean);
-      if (at >= 0) throw errors.pathConflict(fromSegments(batch[at]!).path, 'a file exists where a directory is needed');
-    }
+    if (given.trailingSlash || given.segments.length === 0) return named(given);
+    const [found] = await this.#o.index.stat(userId, [given.path]);
+    return found === 'directory' ? named(given) : given;
   }
 }
 
-/** Passes `body` through, failing with PAYLOAD_TOO_LARGE as soon as it exceeds `max` bytes. */
-async function* limited(body: AsyncIterable<Uint8Array>, max: number): AsyncIterable<Uint8Array> {
-  let total = 0;
-  for await (const chunk of body) {
-    total += chunk.byteLength;
-    if (total > max) throw errors.payloadTooLarge(max);
-    yield chunk;
-  }
+export function newRevision(): string {
+  return `rev_${randomBytes(16).toString('hex')}`;
+}
+
+function gone() {
+  return errors.unavailable('the upload (it expired or was aborted; send it again)');
 }

@@ -1,150 +1,155 @@
+import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import { errors } from '@workspace/platform';
-import { directoryEntry, fileEntry, isWorkspaceRelative, sortEntries, type Entry } from './entries.js';
-import { TenantLayout } from './layout.js';
-import { parsePath, ROOT, type WorkspacePath } from './paths.js';
-import type { ByteRange, DistributedLock, FileEvents, ObjectStore, StoredObject } from './ports.js';
+import type { Cursors } from './cursors.js';
+import type { ExportItem } from './export.js';
+import { directoryEntry, fileEntry, type Entry, type FileEntry, type IndexEntry } from './entries.js';
+import { eventTemplate } from './events.js';
+import { baseName, fromSegments, parsePath, ROOT, uniqueName, type WorkspacePath } from './paths.js';
+import type { BlobStore, ConflictMode, FileIndex } from './ports.js';
 
-const REMOVE_BATCH = 1_000;
+/** Listing pages (CONTRACT §10): 1,000 entries unless asked otherwise, at most 10,000. */
+export const DEFAULT_PAGE = 1_000;
+export const MAX_PAGE = 10_000;
+/** An export's first listing step is short, so its first entry starts without waiting for a full one. */
+const EXPORT_FIRST_PAGE = 50;
+/** An unpaged listing is read from the index in steps of this many entries. */
+const UNPAGED_STEP = 20_000;
+
+export interface ListResult {
+  path: string;
+  entries: Entry[];
+  /** Paged listings only: the next page's cursor, or undefined on the last page. */
+  next?: string | undefined;
+}
 
 /**
- * Reading, listing and deleting one user's files (CONTRACT §3, §5). Deletes run under the
- * user's commit lock (the one uploads commit under) and report file.deleted in the same
- * critical section, so a user's file events follow the order of the changes.
+ * Reading, listing, deleting, moving and copying one user's files (CONTRACT §3, §5, §10), all
+ * on the metadata index: the object store is touched only to read bytes.
  */
 export class Workspace {
-  readonly #store: ObjectStore;
-  readonly #lock: DistributedLock;
-  readonly #events: FileEvents;
+  readonly #index: FileIndex;
+  readonly #blobs: BlobStore;
+  readonly #cursors: Cursors;
   readonly #maxReadBytes: number;
+  readonly #downloadUrlSeconds: number;
 
-  constructor(options: { store: ObjectStore; lock: DistributedLock; events: FileEvents; maxReadBytes: number }) {
-    this.#store = options.store;
-    this.#lock = options.lock;
-    this.#events = options.events;
+  constructor(options: { index: FileIndex; blobs: BlobStore; cursors: Cursors; maxReadBytes: number; downloadUrlSeconds?: number }) {
+    this.#index = options.index;
+    this.#blobs = options.blobs;
+    this.#cursors = options.cursors;
     this.#maxReadBytes = options.maxReadBytes;
+    this.#downloadUrlSeconds = options.downloadUrlSeconds ?? 3600;
   }
 
-  /** The entries under `rawPath` (or the one entry of a file), sorted by path in byte order. */
-  async list(userId: string, rawPath: string, recursive: boolean): Promise<{ path: string; entries: Entry[] }> {
+  /** Every entry under `rawPath` (or the one entry of a file), in byte order, step by step. */
+  async *list(userId: string, rawPath: string, recursive: boolean): AsyncIterable<ListResult> {
     const path = parsePath(rawPath);
-    const layout = new TenantLayout(userId);
-    if (path.segments.length > 0) {
-      const file = await this.#store.stat(layout.fileKey(path));
-      if (file) return { path: path.path, entries: [fileEntry(path.path, file)] };
+    let after = '';
+    for (;;) {
+      const page = await this.#index.list(userId, { path: path.path, recursive, after, limit: UNPAGED_STEP });
+      if (page.kind === 'file') return yield { path: path.path, entries: [fileEntry(path.path, page.entry)] };
+      yield { path: path.path, entries: page.entries.map(toEntry) };
+      if (!page.more) return;
+      after = page.entries.at(-1)!.path;
     }
-    const prefix = layout.dirPrefix(path);
-    const found: Entry[] = [];
-    let any = false;
-    for await (const page of this.#store.list(prefix, { recursive })) {
-      any ||= page.objects.length > 0 || page.prefixes.length > 0;
-      for (const dir of page.prefixes) {
-        if (isWorkspaceRelative(dir.slice(prefix.length, -1))) found.push(directoryEntry(layout.pathOf(dir)));
-      }
-      for (const object of page.objects) {
-        const rel = object.key.slice(prefix.length);
-        if (!isWorkspaceRelative(rel)) continue;
-        found.push(fileEntry(layout.pathOf(object.key), object));
-        if (recursive) found.push(...intermediateDirectories(path, rel));
-      }
-    }
-    if (!any && path.segments.length > 0) throw errors.notFound('file', path.path);
-    return { path: path.path, entries: sortEntries(found) };
+  }
+
+  /** One page of at most `limit` entries after the cursor's position (CONTRACT §10). */
+  async listPage(userId: string, rawPath: string, recursive: boolean, limit: number, cursor: string): Promise<ListResult> {
+    const path = parsePath(rawPath);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw errors.invalidArgument(`limit must be 1 to ${MAX_PAGE}`, 'limit');
+    const scope = `list:${recursive ? 'r' : 'd'}:${path.path}`;
+    const after = cursor === '' ? '' : this.#cursors.verify(userId, scope, cursor);
+    const page = await this.#index.list(userId, { path: path.path, recursive, after, limit });
+    if (page.kind === 'file') return { path: path.path, entries: after === '' ? [fileEntry(path.path, page.entry)] : [] };
+    const last = page.entries.at(-1)?.path;
+    return { path: path.path, entries: page.entries.map(toEntry), next: page.more && last ? this.#cursors.sign(userId, scope, last) : undefined };
   }
 
   /** One file's metadata: IS_A_DIRECTORY for a directory (the root too), else FILE_NOT_FOUND. */
-  async stat(userId: string, rawPath: string): Promise<Entry & { type: 'file' }> {
+  async stat(userId: string, rawPath: string): Promise<FileEntry & { key: string }> {
     const path = parsePath(rawPath);
-    const layout = new TenantLayout(userId);
-    const object = await this.#statFile(layout, path);
-    return fileEntry(path.path, object) as Entry & { type: 'file' };
+    const entry = await this.#file(userId, path);
+    return { ...fileEntry(path.path, entry), key: entry.key };
   }
 
   /** A UTF-8 text file of at most the read limit (inclusive), whole. */
   async read(userId: string, rawPath: string): Promise<{ path: string; content: Buffer }> {
-    const path = parsePath(rawPath);
-    const layout = new TenantLayout(userId);
-    const object = await this.#statFile(layout, path);
-    if (object.size > this.#maxReadBytes) throw errors.fileTooLarge(path.path, this.#maxReadBytes);
+    const file = await this.stat(userId, rawPath);
+    if (file.size > this.#maxReadBytes) throw errors.fileTooLarge(file.path, this.#maxReadBytes);
     const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of await this.#store.read(object.key, { etag: object.etag })) {
-      size += chunk.byteLength;
-      if (size > this.#maxReadBytes) throw errors.fileTooLarge(path.path, this.#maxReadBytes);
-      chunks.push(Buffer.from(chunk));
-    }
+    for await (const chunk of await this.#blobs.read(file.key)) chunks.push(Buffer.from(chunk));
     const content = Buffer.concat(chunks);
-    if (!isUtf8(content)) throw errors.fileNotText(path.path);
-    return { path: path.path, content };
+    if (!isUtf8(content)) throw errors.fileNotText(file.path);
+    return { path: file.path, content };
   }
 
-  /** The bytes of a file, or of one range; with `etag`, only while the file still has it. */
-  async download(userId: string, rawPath: string, options: { range?: ByteRange; etag?: string; signal?: AbortSignal }): Promise<AsyncIterable<Uint8Array>> {
-    const path = parsePath(rawPath);
-    const layout = new TenantLayout(userId);
-    if (path.segments.length === 0) throw errors.isADirectory(ROOT);
-    try {
-      return await this.#store.read(layout.fileKey(path), options);
-    } catch (err) {
-      if ((err as { code?: string }).code === 'FILE_NOT_FOUND') await this.#statFile(layout, path);
-      throw err;
-    }
+  /** The file's metadata and a presigned URL of its (immutable) bytes. */
+  async openDownload(userId: string, rawPath: string): Promise<{ entry: FileEntry; url: string }> {
+    const { key, ...entry } = await this.stat(userId, rawPath);
+    return { entry, url: await this.#blobs.presignGet(key, this.#downloadUrlSeconds) };
   }
 
   /** Deletes a file, or a directory with everything below it when `recursive`. */
   async delete(userId: string, rawPath: string, recursive: boolean): Promise<{ path: string }> {
     const path = parsePath(rawPath);
     if (path.segments.length === 0) throw errors.invalidPath('the workspace root cannot be deleted', ROOT);
-    const layout = new TenantLayout(userId);
-    const key = layout.fileKey(path);
-    const removedFile = await this.#lock.withLock(layout.commitLock, async () => {
-      if (!(await this.#store.stat(key))) return false;
-      await this.#removeAndReport(userId, layout, [key]);
-      return true;
-    });
-    if (removedFile) return { path: path.path };
-    const prefix = layout.dirPrefix(path);
-    if (!(await this.#store.hasAny(prefix))) throw errors.notFound('file', path.path);
-    if (!recursive) throw errors.directoryNotEmpty(path.path);
-    // One lock per batch, not for the whole tree: a large delete never holds the user's uploads
-    // off for long, and each file's removal and its event still share one critical section.
-    let batch: string[] = [];
-    const flush = async () => {
-      const keys = batch;
-      batch = [];
-      if (keys.length > 0) await this.#lock.withLock(layout.commitLock, () => this.#removeAndReport(userId, layout, keys));
-    };
-    for await (const page of this.#store.list(prefix, { recursive: true })) {
-      batch.push(...page.objects.map((o) => o.key));
-      if (batch.length >= REMOVE_BATCH) await flush();
-    }
-    await flush();
+    await this.#index.delete(userId, path.path, recursive, eventTemplate(userId, path.path));
     return { path: path.path };
   }
 
-  /** Removes the keys and reports file.deleted for those that are workspace paths; call under the commit lock. */
-  async #removeAndReport(userId: string, layout: TenantLayout, keys: string[]): Promise<void> {
-    await this.#store.remove(keys);
-    const paths = keys.filter((k) => isWorkspaceRelative(k.slice(layout.root.length))).map((k) => layout.pathOf(k));
-    if (paths.length > 0) await this.#events.report(userId, paths.map((p) => ({ type: 'file.deleted' as const, path: p })));
+  /** Moves (or copies) a file or a directory; the index alone changes, whatever the sizes. */
+  async move(userId: string, op: 'move' | 'copy', input: { from: string; to: string; onConflict: ConflictMode }): Promise<{ from: string; path: string }> {
+    const from = parsePath(input.from);
+    const to = parsePath(input.to);
+    if (from.segments.length === 0) throw errors.invalidPath(`the workspace root cannot be ${op === 'move' ? 'moved' : 'copied'}`, ROOT);
+    if (to.segments.length === 0) throw errors.invalidPath('the destination cannot be the workspace root', ROOT);
+    if (to.path === from.path || to.path.startsWith(`${from.path}/`)) throw errors.invalidPath('the destination cannot be the source or lie below it', to.path);
+    const uuidPath = uuidSibling(to);
+    const moved = await this.#index.move(userId, { op, from: from.path, to: to.path, mode: input.onConflict, uuidPath, event: eventTemplate(userId, to.path) });
+    return { from: from.path, path: moved.path };
   }
 
-  #statFile(layout: TenantLayout, path: WorkspacePath): Promise<StoredObject> {
-    return statFile(this.#store, layout, path);
+  /** The files under a folder, in byte order, for an export: the first few come at once. */
+  async *exportItems(userId: string, rawPath: string): AsyncIterable<ExportItem> {
+    const path = parsePath(rawPath);
+    let after = '';
+    for (let limit = EXPORT_FIRST_PAGE; ; limit = DEFAULT_PAGE) {
+      const page = await this.#index.list(userId, { path: path.path, recursive: true, after, limit }).catch((err: { code?: string }) => {
+        if (err.code === 'FILE_NOT_FOUND') return undefined; // an empty folder exports an empty archive
+        throw err;
+      });
+      if (!page || page.kind === 'file') return;
+      for (const e of page.entries) {
+        if (e.entry) yield { rel: e.path.slice(path.path.length + 1), key: e.entry.key, modifiedAt: new Date(e.entry.mtime) };
+      }
+      if (!page.more) return;
+      after = page.entries.at(-1)!.path;
+    }
+  }
+
+  async #file(userId: string, path: WorkspacePath): Promise<IndexEntry> {
+    if (path.segments.length === 0) throw errors.isADirectory(ROOT);
+    const [found] = await this.#index.stat(userId, [path.path]);
+    if (found === 'directory') throw errors.isADirectory(path.path);
+    if (!found) throw errors.notFound('file', path.path);
+    return found;
   }
 }
 
-/** The object at a file path; IS_A_DIRECTORY (the root too) or FILE_NOT_FOUND otherwise. */
-export async function statFile(store: ObjectStore, layout: TenantLayout, path: WorkspacePath): Promise<StoredObject> {
-  if (path.segments.length === 0) throw errors.isADirectory(ROOT);
-  const object = await store.stat(layout.fileKey(path));
-  if (object) return object;
-  if (await store.hasAny(layout.dirPrefix(path))) throw errors.isADirectory(path.path);
-  throw errors.notFound('file', path.path);
+/**
+ * `<dir>/<stem>-<uuid>.<ext>` beside `path` (CONTRACT §5): new by construction. '' when the
+ * name leaves no room for the suffix (the index refuses the uuid case then).
+ */
+export function uuidSibling(path: WorkspacePath): string {
+  try {
+    return fromSegments([...path.segments.slice(0, -1), uniqueName(baseName(path), randomUUID())]).path;
+  } catch {
+    return '';
+  }
 }
 
-/** The directories between a listed path and a file `rel` below it: a/b/c.txt → a, a/b. */
-function intermediateDirectories(base: WorkspacePath, rel: string): Entry[] {
-  const parts = rel.split('/').slice(0, -1);
-  return parts.map((_, i) => directoryEntry(`${base.path}/${parts.slice(0, i + 1).join('/')}`));
+function toEntry(e: { path: string; entry: IndexEntry | undefined }): Entry {
+  return e.entry ? fileEntry(e.path, e.entry) : directoryEntry(e.path);
 }

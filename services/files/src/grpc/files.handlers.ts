@@ -1,18 +1,19 @@
-import { errors, requireUser, type AsyncService, type Logger } from '@workspace/platform';
-import { EntryType, FilesServiceService, OnConflict, type FileEntry, type UploadFileRequest } from '@workspace/proto/workspace/files/v1/files';
+import { errors, requireUser, type AsyncService } from '@workspace/platform';
+import { EntryType, FilesServiceService, OnConflict, type FileEntry } from '@workspace/proto/workspace/files/v1/files';
+import type { Changes } from '../domain/changes.js';
 import type { Entry } from '../domain/entries.js';
 import { exportFolder } from '../domain/export.js';
 import type { Knowledge } from '../domain/knowledge.js';
-import type { ObjectStore } from '../domain/ports.js';
-import type { ConflictMode, Uploads } from '../domain/uploads.js';
-import type { Workspace } from '../domain/workspace.js';
+import type { BlobStore, ConflictMode } from '../domain/ports.js';
+import type { Uploads } from '../domain/uploads.js';
+import { DEFAULT_PAGE, type Workspace } from '../domain/workspace.js';
 
 /** Entries per ListFiles message, and bytes per ReadFile message: far below any message limit. */
 const LIST_BATCH = 1_000;
 const READ_CHUNK = 1024 * 1024;
 /**
- * Streamed bytes (downloads, exports) go out in messages of at least this size: a message costs
- * the same whatever its size, and S3 and zlib hand over 16–64 KiB at a time.
+ * Export bytes go out in messages of at least this size: a message costs the same whatever its
+ * size, and zlib hands over 16–64 KiB at a time.
  */
 const STREAM_MESSAGE_BYTES = 256 * 1024;
 
@@ -29,25 +30,25 @@ async function* batched(source: AsyncIterable<Uint8Array>, min: number): AsyncIt
     size += chunk.byteLength;
     if (size >= min || first) {
       first = false;
-      yield { data: parts.length === 1 ? asBuffer(parts[0]!) : Buffer.concat(parts, size) };
+      yield { data: Buffer.concat(parts, size) };
       parts = [];
       size = 0;
     }
   }
-  if (size > 0) yield { data: parts.length === 1 ? asBuffer(parts[0]!) : Buffer.concat(parts, size) };
+  if (size > 0) yield { data: Buffer.concat(parts, size) };
 }
 
 export interface FilesHandlerDeps {
   workspace: Workspace;
   uploads: Uploads;
   knowledge: Knowledge;
-  store: ObjectStore;
-  logger: Logger;
+  changes: Changes;
+  blobs: BlobStore;
 }
 
 function toProto(e: Entry): FileEntry {
-  if (e.type === 'directory') return { path: e.path, name: e.name, type: EntryType.ENTRY_TYPE_DIRECTORY, size: 0, modifiedAt: '', mimeType: '', etag: '' };
-  return { path: e.path, name: e.name, type: EntryType.ENTRY_TYPE_FILE, size: e.size, modifiedAt: e.modifiedAt, mimeType: e.mimeType, etag: e.etag };
+  if (e.type === 'directory') return { path: e.path, name: e.name, type: EntryType.ENTRY_TYPE_DIRECTORY, size: 0, modifiedAt: '', mimeType: '', sha256: '' };
+  return { path: e.path, name: e.name, type: EntryType.ENTRY_TYPE_FILE, size: e.size, modifiedAt: e.modifiedAt, mimeType: e.mimeType, sha256: e.sha256 };
 }
 
 function conflictMode(value: OnConflict): ConflictMode {
@@ -64,32 +65,23 @@ function conflictMode(value: OnConflict): ConflictMode {
   }
 }
 
-function asBuffer(chunk: Uint8Array): Buffer {
-  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-}
-
-/**
- * The file bytes that follow the header. A cancelled call (the client went away) must never
- * look like a finished upload, so cancellation is checked after every message: only a
- * half-close from a live caller ends the body and lets the file be committed.
- */
-async function* uploadBody(iterator: AsyncIterator<UploadFileRequest>, signal: AbortSignal): AsyncIterable<Uint8Array> {
-  for (;;) {
-    const next = await iterator.next();
-    if (signal.aborted) throw errors.unavailable('the upload (cancelled by the caller)');
-    if (next.done) return;
-    if (next.value.part?.$case !== 'data') throw errors.invalidArgument('only file data may follow the upload header');
-    yield next.value.part.value;
-  }
-}
-
 export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof FilesServiceService> {
-  const { workspace, uploads, knowledge } = deps;
+  const { workspace, uploads, knowledge, changes } = deps;
   return {
     listFiles: async function* (req, ctx) {
-      const { path, entries } = await workspace.list(requireUser(ctx), req.path, req.recursive);
-      for (let i = 0; i === 0 || i < entries.length; i += LIST_BATCH) {
-        yield { path, entries: entries.slice(i, i + LIST_BATCH).map(toProto) };
+      const userId = requireUser(ctx);
+      if (req.paged) {
+        const page = await workspace.listPage(userId, req.path, req.recursive, req.limit || DEFAULT_PAGE, req.cursor);
+        for (let i = 0; i === 0 || i < page.entries.length; i += LIST_BATCH) {
+          const last = i + LIST_BATCH >= page.entries.length;
+          yield { path: page.path, entries: page.entries.slice(i, i + LIST_BATCH).map(toProto), nextCursor: last ? (page.next ?? '') : '', hasMore: last && page.next !== undefined };
+        }
+        return;
+      }
+      for await (const step of workspace.list(userId, req.path, req.recursive)) {
+        for (let i = 0; i === 0 || i < step.entries.length; i += LIST_BATCH) {
+          yield { path: step.path, entries: step.entries.slice(i, i + LIST_BATCH).map(toProto), nextCursor: '', hasMore: false };
+        }
       }
     },
     statFile: async (req, ctx) => toProto(await workspace.stat(requireUser(ctx), req.path)),
@@ -99,29 +91,36 @@ export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof Files
         yield { path: i === 0 ? path : '', data: content.subarray(i, i + READ_CHUNK) };
       }
     },
-    downloadFile: async function* (req, ctx) {
-      const range = req.offset > 0 || req.length > 0 ? { offset: req.offset, length: req.length > 0 ? req.length : undefined } : undefined;
-      const body = await workspace.download(requireUser(ctx), req.path, { range, etag: req.etag || undefined, signal: ctx.signal });
-      yield* batched(body, STREAM_MESSAGE_BYTES);
+    openDownload: async (req, ctx) => {
+      const { entry, url } = await workspace.openDownload(requireUser(ctx), req.path);
+      return { entry: toProto(entry), url };
     },
-    uploadFile: async (requests, ctx) => {
-      const userId = requireUser(ctx);
-      const iterator = requests[Symbol.asyncIterator]();
-      const first = await iterator.next();
-      const header = !first.done && first.value.part?.$case === 'header' ? first.value.part.value : undefined;
-      if (!header) throw errors.invalidArgument('the first message of an upload must be its header');
-      const input = { path: header.path, filename: header.filename, onConflict: conflictMode(header.onConflict) };
-      const stored = await uploads.upload(userId, input, uploadBody(iterator, ctx.signal));
+    beginUpload: async (req, ctx) => uploads.begin(requireUser(ctx), { path: req.path, filename: req.filename, onConflict: conflictMode(req.onConflict) }),
+    uploadParts: async (req, ctx) => ({ urls: await uploads.parts(requireUser(ctx), req.uploadId, req.firstPartNumber, req.count) }),
+    commitUpload: async (req, ctx) => {
+      const stored = await uploads.commit(requireUser(ctx), req.uploadId, { size: req.size, sha256: req.sha256, parts: req.parts });
       ctx.logger.info({ size: stored.size }, 'file uploaded');
       return stored;
+    },
+    abortUpload: async (req, ctx) => {
+      await uploads.abort(requireUser(ctx), req.uploadId);
+      return {};
     },
     writeFile: async (req, ctx) => {
       const stored = await uploads.writeFile(requireUser(ctx), req.path, req.content, req.overwrite);
       return toProto(await workspace.stat(requireUser(ctx), stored.path));
     },
     deleteFile: async (req, ctx) => workspace.delete(requireUser(ctx), req.path, req.recursive),
+    moveFile: async (req, ctx) => workspace.move(requireUser(ctx), 'move', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict) }),
+    copyFile: async (req, ctx) => workspace.move(requireUser(ctx), 'copy', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict) }),
+    getChangesCursor: async (req, ctx) => ({ cursor: await changes.cursor(requireUser(ctx), req.path) }),
+    getChanges: async (req, ctx) => {
+      const out = await changes.read(requireUser(ctx), req.cursor, req.limit || 1_000, req.timeoutMs, ctx.signal);
+      return { cursor: out.cursor, hasMore: out.hasMore, changes: out.changes.map((c) => ({ ...c, from: c.from ?? '', sha256: c.sha256 ?? '', size: c.size })) };
+    },
     exportFolder: async function* (req, ctx) {
-      const zip = exportFolder({ store: deps.store, userId: requireUser(ctx), folder: req.path, rootName: req.rootName, logger: ctx.logger, signal: ctx.signal });
+      const items = workspace.exportItems(requireUser(ctx), req.path);
+      const zip = exportFolder({ blobs: deps.blobs, items, rootName: req.rootName, logger: ctx.logger, signal: ctx.signal });
       try {
         yield* batched(zip as AsyncIterable<Uint8Array>, STREAM_MESSAGE_BYTES);
       } finally {

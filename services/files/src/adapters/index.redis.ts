@@ -1,0 +1,258 @@
+import { randomBytes } from 'node:crypto';
+import type { RedisOutbox } from '@workspace/events';
+import { AppError, errors, userTag, type RedisClient } from '@workspace/platform';
+import { decodeEntry, encodeEntry, type IndexEntry } from '../domain/entries.js';
+import type { ConflictMode, FileIndex, IndexListPage, MoveOutcome, PendingUpload } from '../domain/ports.js';
+import * as lua from './index.lua.js';
+
+type Reply = (string | number | null)[];
+type Script = (...args: (string | number)[]) => Promise<unknown>;
+
+const SCRIPTS = {
+  fsCommit: lua.COMMIT,
+  fsPrecheck: lua.PRECHECK,
+  fsDelete: lua.DELETE,
+  fsMove: lua.MOVE,
+  fsList: lua.LIST,
+  fsStat: lua.STAT,
+  fsPin: lua.PIN,
+  fsUnpinAgent: lua.UNPIN_AGENT,
+  fsImport: lua.IMPORT,
+  fsImportPin: lua.IMPORT_PIN,
+  fsClaimUpload: lua.CLAIM_UPLOAD,
+  fsTouchUpload: lua.TOUCH_UPLOAD,
+  fsClaimGarbage: lua.CLAIM_GARBAGE,
+} as const;
+
+/**
+ * Where the index lives in Redis. `namespace` (the bucket) keeps deployments that share a Redis
+ * but not a bucket apart: an index describes the objects of one bucket.
+ */
+export class IndexKeys {
+  readonly namespace: string;
+
+  constructor(namespace: string) {
+    this.namespace = namespace;
+  }
+
+  /** The prefix of every index key of one user (the hash tag puts them in one slot). */
+  prefix(userId: string): string {
+    return this.ofTag(userTag(userId));
+  }
+
+  /** The same prefix from a user's hash tag (`{u:<tenant>}`). */
+  ofTag(tag: string): string {
+    return `${tag}:fs:${this.namespace}:`;
+  }
+
+  /** Users with sweeper work (garbage, uploads in flight), scored by their last registration. */
+  get sweep(): string {
+    return `files:${this.namespace}:sweep`;
+  }
+}
+
+export interface RedisFileIndexOptions {
+  redis: RedisClient;
+  keys: IndexKeys;
+  outbox: RedisOutbox;
+  /** Changes kept at least, per user (CONTRACT §10: 100,000). */
+  keepChanges?: number;
+  /** Age of changes kept at least (CONTRACT §10: 7 days). */
+  keepChangesMs?: number;
+  clock?: () => number;
+}
+
+/**
+ * The metadata index on Redis: each change is one Lua script over the user's keys (see
+ * index.lua.ts), so the path rules, the entries, the changes feed and the outbox event are
+ * one atomic step, with no lock and no call to the object store. Wrap it with
+ * withUnavailableErrors so that an unreachable Redis is UNAVAILABLE.
+ */
+export class RedisFileIndex implements FileIndex {
+  readonly #redis: RedisClient;
+  readonly #outbox: RedisOutbox;
+  readonly #keep: [number, number];
+  readonly #now: () => number;
+  readonly keys: IndexKeys;
+
+  constructor(options: RedisFileIndexOptions) {
+    this.#redis = options.redis;
+    this.keys = options.keys;
+    this.#outbox = options.outbox;
+    this.#keep = [options.keepChanges ?? 100_000, options.keepChangesMs ?? 7 * 24 * 3600 * 1000];
+    this.#now = options.clock ?? Date.now;
+    for (const [name, script] of Object.entries(SCRIPTS)) {
+      if (!(name in this.#redis)) this.#redis.defineCommand(name, { numberOfKeys: 2, lua: script });
+    }
+  }
+
+  get redis(): RedisClient {
+    return this.#redis;
+  }
+
+  async #run(name: keyof typeof SCRIPTS, prefix: string, tag: string, args: (string | number)[]): Promise<Reply> {
+    const script = (this.#redis as unknown as Record<string, Script>)[name]!.bind(this.#redis);
+    const run = () => script(`${prefix}e`, this.#outbox.listKey(tag), prefix, this.#now(), this.#keep[0], this.#keep[1], ...args);
+    return (await run()) as Reply;
+  }
+
+  /** Runs a script of a user that may queue events or leave sweeper work: both registries first. */
+  async #write(userId: string, name: keyof typeof SCRIPTS, args: (string | number)[]): Promise<Reply> {
+    const tag = userTag(userId);
+    await Promise.all([this.#outbox.register(tag), this.#redis.zadd(this.keys.sweep, this.#now(), tag)]);
+    return this.#run(name, this.keys.prefix(userId), tag, args);
+  }
+
+  async commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string }) {
+    const reply = await this.#write(userId, 'fsCommit', [input.path, input.mode, input.uuidPath, encodeEntry(input.entry), input.uploadId, input.event, userId]);
+    refusal(reply);
+    return { path: String(reply[1]), replaced: reply[2] === 'updated' };
+  }
+
+  async precheck(userId: string, path: string, mode: ConflictMode): Promise<'free' | 'file' | 'directory'> {
+    const reply = await this.#run('fsPrecheck', this.keys.prefix(userId), userTag(userId), [path, mode]);
+    refusal(reply);
+    return reply[1] as 'free' | 'file' | 'directory';
+  }
+
+  async delete(userId: string, path: string, recursive: boolean, event: string): Promise<{ kind: 'file' | 'directory' }> {
+    const reply = await this.#write(userId, 'fsDelete', [path, recursive ? '1' : '0', event, userId]);
+    refusal(reply);
+    return { kind: reply[1] as 'file' | 'directory' };
+  }
+
+  async move(userId: string, input: { op: 'move' | 'copy'; from: string; to: string; mode: ConflictMode; uuidPath: string; event: string }): Promise<MoveOutcome> {
+    const revisions = `rev_${randomBytes(12).toString('hex')}`;
+    const reply = await this.#write(userId, 'fsMove', [input.from, input.to, input.mode, input.uuidPath, input.op, input.event, userId, revisions]);
+    refusal(reply);
+    return { path: String(reply[1]), kind: reply[2] as 'file' | 'directory' };
+  }
+
+  async list(userId: string, input: { path: string; recursive: boolean; after: string; limit: number }): Promise<IndexListPage> {
+    const reply = await this.#run('fsList', this.keys.prefix(userId), userTag(userId), [input.path, input.recursive ? '1' : '0', input.after, input.limit]);
+    if (reply[0] === 'FILE') return { kind: 'file', entry: decodeEntry(String(reply[1])) };
+    refusal(reply);
+    const entries: Extract<IndexListPage, { kind: 'directory' }>['entries'] = [];
+    for (let i = 2; i + 1 < reply.length; i += 2) {
+      const raw = String(reply[i + 1]);
+      entries.push({ path: String(reply[i]), entry: raw === '' ? undefined : decodeEntry(raw) });
+    }
+    return { kind: 'directory', entries, more: reply[1] === '1' };
+  }
+
+  async stat(userId: string, paths: readonly string[]): Promise<(IndexEntry | 'directory' | undefined)[]> {
+    if (paths.length === 0) return [];
+    const reply = await this.#run('fsStat', this.keys.prefix(userId), userTag(userId), [...paths]);
+    return reply.map((raw) => (raw === 'D' ? 'directory' : raw ? decodeEntry(String(raw)) : undefined));
+  }
+
+  async pin(userId: string, agentId: string, paths: readonly string[]): Promise<IndexEntry[]> {
+    const reply = await this.#write(userId, 'fsPin', [agentId, ...paths]);
+    if (reply[0] === 'AGENT_REMOVED') throw errors.notFound('agent', agentId);
+    if (reply[0] !== 'OK') {
+      const index = Number(reply[1]) - 1;
+      const err = reply[0] === 'IS_A_DIRECTORY' ? errors.isADirectory(paths[index]!) : errors.notFound('file', paths[index]!);
+      throw new AppError(err.code, err.message, { details: { path: paths[index]!, index: String(index) } });
+    }
+    return reply.slice(1).map((raw) => decodeEntry(String(raw)));
+  }
+
+  async unpinAgent(userId: string, agentId: string): Promise<number> {
+    return Number((await this.#write(userId, 'fsUnpinAgent', [agentId]))[0] ?? 0);
+  }
+
+  async pinnedKnowledge(userId: string, agentId: string): Promise<Record<string, string>> {
+    return this.#redis.hgetall(`${this.keys.prefix(userId)}kn:${agentId}`);
+  }
+
+  /** Imports a file of the old layout for the user of `tenant` (idempotent). */
+  async importFile(tenant: string, path: string, entry: IndexEntry): Promise<boolean> {
+    const tag = `{u:${tenant}}`;
+    await this.#redis.zadd(this.keys.sweep, this.#now(), tag);
+    const reply = (await this.#run('fsImport', this.keys.ofTag(tag), tag, [path, encodeEntry(entry)])) as unknown as number;
+    return Number(reply) === 1;
+  }
+
+  async importPin(tenant: string, agentId: string, sha256: string, key: string): Promise<boolean> {
+    const tag = `{u:${tenant}}`;
+    const reply = (await this.#run('fsImportPin', this.keys.ofTag(tag), tag, [agentId, sha256, key])) as unknown as number;
+    return Number(reply) === 1;
+  }
+
+  async addUpload(userId: string, id: string, upload: PendingUpload, expiresAt: number): Promise<void> {
+    const prefix = this.keys.prefix(userId);
+    await this.#redis.zadd(this.keys.sweep, this.#now(), userTag(userId));
+    await this.#redis.multi().hset(`${prefix}up`, id, JSON.stringify(upload)).zadd(`${prefix}upx`, expiresAt, id).exec();
+  }
+
+  async getUpload(userId: string, id: string): Promise<PendingUpload | undefined> {
+    const raw = await this.#redis.hget(`${this.keys.prefix(userId)}up`, id);
+    return raw ? (JSON.parse(raw) as PendingUpload) : undefined;
+  }
+
+  /** Updates an upload still pending (its multipart id, a later expiry); false when it is gone. */
+  async touchUpload(userId: string, id: string, upload: PendingUpload, expiresAt: number): Promise<boolean> {
+    const reply = (await this.#run('fsTouchUpload', this.keys.prefix(userId), userTag(userId), [id, JSON.stringify(upload), expiresAt])) as unknown;
+    return Number(reply) === 1;
+  }
+
+  async dropUpload(userId: string, id: string): Promise<void> {
+    await this.claimUpload(userTag(userId), id);
+  }
+
+  async claimUpload(tag: string, id: string): Promise<PendingUpload | undefined> {
+    const reply = (await this.#run('fsClaimUpload', this.keys.ofTag(tag), tag, [id])) as unknown;
+    return typeof reply === 'string' ? (JSON.parse(reply) as PendingUpload) : undefined;
+  }
+
+  async expiredUploads(tag: string, now: number, count: number): Promise<string[]> {
+    return this.#redis.zrangebyscore(`${this.keys.ofTag(tag)}upx`, '-inf', now, 'LIMIT', 0, count);
+  }
+
+  /** Unreferenced objects whose grace ended before `cutoff`, each now the caller's alone to delete. */
+  async claimGarbage(tag: string, cutoff: number, count: number): Promise<string[]> {
+    return (await this.#run('fsClaimGarbage', this.keys.ofTag(tag), tag, [cutoff, count])) as unknown as string[];
+  }
+
+  /** Puts claimed objects back (their deletion failed), unless something references them again. */
+  async requeueGarbage(tag: string, keys: readonly string[]): Promise<void> {
+    if (keys.length > 0) await this.#redis.zadd(`${this.keys.ofTag(tag)}gc`, 'NX', ...keys.flatMap((k) => ['0', k]));
+  }
+
+  /** Whether a user has sweeper work left (garbage or uploads in flight). */
+  async hasSweepWork(tag: string): Promise<boolean> {
+    const prefix = this.keys.ofTag(tag);
+    const [gc, up] = await Promise.all([this.#redis.zcard(`${prefix}gc`), this.#redis.zcard(`${prefix}upx`)]);
+    return gc + up > 0;
+  }
+
+  /** One shared random key (created by whichever replica starts first), for signing cursors. */
+  async cursorKey(): Promise<Buffer> {
+    const key = 'files:cursor-key';
+    await this.#redis.set(key, randomBytes(32).toString('base64'), 'NX');
+    return Buffer.from((await this.#redis.get(key))!, 'base64');
+  }
+}
+
+/** Throws the refusal a script answered, if any. */
+function refusal(reply: Reply): void {
+  const [code, path = '', why = ''] = reply.map(String);
+  switch (code) {
+    case 'OK':
+      return;
+    case 'FILE_EXISTS':
+      throw errors.fileExists(path);
+    case 'PATH_CONFLICT':
+      throw errors.pathConflict(path, why);
+    case 'INVALID_PATH':
+      throw errors.invalidPath(`invalid path: ${why}`, path);
+    case 'FILE_NOT_FOUND':
+      throw errors.notFound('file', path);
+    case 'DIRECTORY_NOT_EMPTY':
+      throw errors.directoryNotEmpty(path);
+    case 'UPLOAD_GONE':
+      throw errors.unavailable('the upload (it expired before its commit; send it again)');
+    default:
+      throw errors.internal(new Error(`unexpected index reply ${code}`));
+  }
+}

@@ -1,0 +1,156 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { put, realFiles, tree, type Files } from './support.js';
+
+let files: Files;
+beforeAll(async () => {
+  files = await realFiles();
+});
+afterAll(async () => files.close());
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+describe('files index', () => {
+  it('index — a file creates its directories, a delete removes those it leaves empty', async () => {
+    const u = files.user();
+    await put(files, u, '/files/a/b/c.txt', 'c');
+    await put(files, u, '/files/a/d.txt', 'd');
+    expect(await tree(files, u)).toEqual(['/files/a/', '/files/a/b/', '/files/a/b/c.txt', '/files/a/d.txt']);
+    await files.workspace.delete(u, '/files/a/b/c.txt', false);
+    expect(await tree(files, u)).toEqual(['/files/a/', '/files/a/d.txt']);
+    await files.workspace.delete(u, '/files/a/d.txt', false);
+    expect(await tree(files, u)).toEqual([]);
+  });
+
+  it('index — §3/§5 rules: nothing under a file, no file over a directory, error/overwrite/uuid', async () => {
+    const u = files.user();
+    await put(files, u, '/files/f', 'x');
+    await expect(put(files, u, '/files/f/g.txt', 'y')).rejects.toMatchObject({ code: 'PATH_CONFLICT', details: { path: '/files/f' } });
+    await put(files, u, '/files/d/x.md', 'x');
+    await expect(put(files, u, '/files/d', 'y', true)).rejects.toMatchObject({ code: 'PATH_CONFLICT' });
+    await expect(put(files, u, '/files/f', 'z')).rejects.toMatchObject({ code: 'FILE_EXISTS' });
+    const over = await put(files, u, '/files/f', 'zz', true);
+    expect(over).toMatchObject({ path: '/files/f', size: 2, sha256: sha('zz') });
+    const begun = await files.uploads.begin(u, { path: '/files/d/x.md', filename: '', onConflict: 'uuid' });
+    expect(begun.path).toMatch(/^\/files\/d\/x-[0-9a-f-]{36}\.md$/);
+  });
+
+  it('index — listing pages follow byte order and resume after the last path, with tamper-evident cursors', async () => {
+    const u = files.user();
+    const names = ['b', 'a', 'é', 'Z', 'a b', 'a!'];
+    for (const n of names) await put(files, u, `/files/p/${n}`, n);
+    const all = (await tree(files, u, '/files/p')).map((p) => p.slice('/files/p/'.length));
+    expect(all).toEqual([...names].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))));
+    const first = await files.workspace.listPage(u, '/files/p', false, 4, '');
+    expect(first.entries.map((e) => e.name)).toEqual(all.slice(0, 4));
+    await files.workspace.delete(u, `/files/p/${all[1]}`, false);
+    const second = await files.workspace.listPage(u, '/files/p', false, 4, first.next!);
+    expect(second.entries.map((e) => e.name)).toEqual(all.slice(4));
+    expect(second.next).toBeUndefined();
+    await expect(files.workspace.listPage(u, '/files', false, 4, first.next!)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'cursor' } });
+    await expect(files.workspace.listPage(files.user(), '/files/p', false, 4, first.next!)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(files.workspace.listPage(u, '/files/p', false, 4, `${first.next!}x`)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  it('index — move and copy of a directory touch only the index; the copy shares bytes, the source of a move is gone', async () => {
+    const u = files.user();
+    for (let i = 0; i < 30; i++) await put(files, u, `/files/src/sub${i % 3}/f${i}.txt`, `content ${i}`);
+    const before = (await files.objects()).length;
+    await files.workspace.move(u, 'copy', { from: '/files/src', to: '/files/copy', onConflict: 'error' });
+    expect((await files.objects()).length).toBe(before);
+    await files.workspace.move(u, 'move', { from: '/files/src', to: '/files/deep/moved', onConflict: 'error' });
+    const t = await tree(files, u);
+    expect(t.filter((p) => p.startsWith('/files/src'))).toEqual([]);
+    expect(t.filter((p) => p.startsWith('/files/deep/moved/') && !p.endsWith('/'))).toHaveLength(30);
+    expect(t.filter((p) => p.startsWith('/files/copy/') && !p.endsWith('/'))).toHaveLength(30);
+    expect((await files.workspace.read(u, '/files/deep/moved/sub1/f7.txt')).content.toString()).toBe('content 7');
+    await expect(files.workspace.move(u, 'move', { from: '/files/copy', to: '/files/deep', onConflict: 'overwrite' })).rejects.toMatchObject({ code: 'PATH_CONFLICT' });
+    await expect(files.workspace.move(u, 'move', { from: '/files/copy', to: '/files/copy/x', onConflict: 'error' })).rejects.toMatchObject({ code: 'INVALID_PATH' });
+  });
+
+  it('index — the changes feed reports each operation once, in order, scoped to a path', async () => {
+    const u = files.user();
+    const all = await files.changes.cursor(u, '/files');
+    const scoped = await files.changes.cursor(u, '/files/in');
+    await put(files, u, '/files/in/a.txt', 'a');
+    await put(files, u, '/files/in/a.txt', 'bb', true);
+    await put(files, u, '/files/out/b.txt', 'b');
+    await files.workspace.move(u, 'move', { from: '/files/out', to: '/files/in/out', onConflict: 'error' });
+    await files.workspace.move(u, 'move', { from: '/files/in/a.txt', to: '/files/gone.txt', onConflict: 'error' });
+    await files.workspace.delete(u, '/files/in', true);
+    const everything = await files.changes.read(u, all, 100, 0);
+    expect(everything.changes.map((c) => [c.type, c.kind, c.path])).toEqual([
+      ['created', 'file', '/files/in/a.txt'],
+      ['updated', 'file', '/files/in/a.txt'],
+      ['created', 'file', '/files/out/b.txt'],
+      ['moved', 'directory', '/files/in/out'],
+      ['moved', 'file', '/files/gone.txt'],
+      ['deleted', 'directory', '/files/in'],
+    ]);
+    expect(everything.changes[1]).toMatchObject({ size: 2, sha256: sha('bb') });
+    const inside = await files.changes.read(u, scoped, 100, 0);
+    expect(inside.changes.map((c) => [c.type, c.path])).toEqual([
+      ['created', '/files/in/a.txt'],
+      ['updated', '/files/in/a.txt'],
+      ['created', '/files/in/out'],
+      ['deleted', '/files/in/a.txt'],
+      ['deleted', '/files/in'],
+    ]);
+    const again = await files.changes.read(u, everything.cursor, 100, 0);
+    expect(again).toMatchObject({ changes: [], hasMore: false });
+  });
+
+  it('index — a long poll returns as soon as a change arrives', async () => {
+    const u = files.user();
+    const cursor = await files.changes.cursor(u, '/files');
+    const started = Date.now();
+    const waiting = files.changes.read(u, cursor, 10, 20_000);
+    setTimeout(() => void put(files, u, '/files/late.txt', 'x'), 300);
+    const got = await waiting;
+    expect(got.changes.map((c) => c.path)).toEqual(['/files/late.txt']);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('index — pins keep bytes alive after the file goes; the sweeper removes only what nothing references', async () => {
+    const u = files.user();
+    const agent = `agt_${'a'.repeat(32)}`;
+    await put(files, u, '/files/k.md', 'knowledge');
+    const [pinned] = await files.knowledge.pin(u, agent, ['/files/k.md']);
+    expect(pinned).toMatchObject({ path: '/files/k.md', size: 9, sha256: sha('knowledge'), mimeType: 'text/markdown' });
+    await put(files, u, '/files/k.md', 'changed', true);
+    await put(files, u, '/files/tmp.txt', 'temporary');
+    await files.workspace.delete(u, '/files/tmp.txt', false);
+    await files.sweeper.sweep();
+    const keysOf = async () => {
+      const out = new Set<string>();
+      for (const e of (await files.redis.hvals(`${files.index.keys.prefix(u)}e`))) out.add(e.split('|')[3]!);
+      for (const k of Object.values(await files.index.pinnedKnowledge(u, agent))) out.add(k);
+      return out;
+    };
+    const mine = (await files.objects()).filter((k) => k.includes(`/${createHash('sha256').update(u).digest('hex')}/`));
+    expect(new Set(mine)).toEqual(await keysOf());
+    expect(mine).toHaveLength(2);
+    await files.knowledge.removeAgent(u, agent);
+    await expect(files.knowledge.pin(u, agent, ['/files/k.md'])).rejects.toMatchObject({ code: 'AGENT_NOT_FOUND' });
+    await files.sweeper.sweep();
+    expect((await files.objects()).filter((k) => mine.includes(k))).toHaveLength(1);
+  });
+
+  it('index — an upload never committed is dropped by the sweeper once it expires', async () => {
+    const expiring = await realFiles({ pendingMs: 1 });
+    try {
+      const u = expiring.user();
+      const begun = await expiring.uploads.begin(u, { path: '/files/x.bin', filename: '', onConflict: 'error' });
+      const res = await fetch(begun.putUrl, { method: 'PUT', body: 'partial' });
+      expect(res.status).toBe(200);
+      expect(await expiring.objects()).toHaveLength(1);
+      await new Promise((r) => setTimeout(r, 5));
+      await expiring.sweeper.sweep();
+      expect(await expiring.objects()).toEqual([]);
+      await expect(expiring.uploads.commit(u, begun.uploadId, { size: 7, sha256: sha('partial'), parts: [] })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+      expect(await tree(expiring, u)).toEqual([]);
+    } finally {
+      await expiring.close();
+    }
+  });
+});
