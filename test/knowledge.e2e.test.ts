@@ -2,15 +2,18 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Client as S3Client } from 'minio';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readEvents } from '@workspace/events';
+import { tenantKey, type RedisClient } from '@workspace/platform';
 import { restartService } from '@workspace/testkit';
 import { upload } from './support/files.js';
 import { startStack, type ApiUser, type Stack } from './support/stack.js';
-import { testNats } from './support/backends.js';
+import { testNats, testRedis } from './support/backends.js';
 
 let stack: Stack;
 let s3: S3Client;
 let bucket: string;
+let redis: RedisClient;
 beforeAll(async () => {
+  redis = testRedis('knowledge-test');
   stack = await startStack();
   const { endpoint, accessKey, secretKey, region } = inject('infra').s3;
   const url = new URL(endpoint);
@@ -19,6 +22,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await stack?.stop();
+  await redis?.quit();
 });
 
 const FIVE_SECONDS = { timeout: 5_000, interval: 100 };
@@ -40,17 +44,17 @@ function digestOf(config: Record<string, unknown>): string {
   return sha256(canonical(content));
 }
 
-/** The knowledge copies of an Agent in the files service's bucket: sha256 → bytes. */
-async function copiesOf(agentId: string): Promise<Map<string, Buffer>> {
-  const keys: string[] = [];
-  for await (const o of s3.listObjectsV2(bucket, 'kn/', true) as AsyncIterable<{ name?: string }>) {
-    if (o.name?.split('/')[2] === agentId) keys.push(o.name);
-  }
+/**
+ * The knowledge an Agent pins, as the files service's index records it (sha256 → object key),
+ * with the bytes read from the bucket: sha256 → bytes.
+ */
+async function copiesOf(u: ApiUser, agentId: string): Promise<Map<string, Buffer>> {
+  const pins = await redis.hgetall(`{u:${tenantKey(u.sub)}}:fs:${bucket}:kn:${agentId}`);
   const out = new Map<string, Buffer>();
-  for (const key of keys) {
+  for (const [sha, key] of Object.entries(pins)) {
     const chunks: Buffer[] = [];
     for await (const chunk of await s3.getObject(bucket, key)) chunks.push(chunk as Buffer);
-    out.set(key.slice(key.lastIndexOf('/') + 1), Buffer.concat(chunks));
+    out.set(sha, Buffer.concat(chunks));
   }
   return out;
 }
@@ -79,7 +83,7 @@ describe('knowledge files', () => {
     ]);
     expect(agent.config.contentDigest).toBe(digestOf(agent.config));
     expect((await u.request('GET', `/v1/agents/${agent.agentId}`)).body.config.knowledgeFiles).toEqual(agent.config.knowledgeFiles);
-    const copies = await copiesOf(agent.agentId);
+    const copies = await copiesOf(u, agent.agentId);
     expect(copies.get(sha256('# Guide\n'))?.toString()).toBe('# Guide\n');
     expect(copies.get(sha256(data))?.equals(data)).toBe(true);
     // The copies live outside the workspace: listings show the user's files only.
@@ -128,7 +132,7 @@ describe('knowledge files', () => {
     expect((await u.request('DELETE', '/v1/agent/files?path=/files/keep.txt')).status).toBe(200);
     const pinned = (await u.request('GET', `/v1/agents/${agent.agentId}/chats/${chat.chatId}`)).body.config;
     expect(pinned.knowledgeFiles).toEqual([{ path: '/files/keep.txt', size: 8, sha256: sha256('original'), mimeType: 'text/plain' }]);
-    expect((await copiesOf(agent.agentId)).get(sha256('original'))?.toString()).toBe('original');
+    expect((await copiesOf(u, agent.agentId)).get(sha256('original'))?.toString()).toBe('original');
     // The file is gone now: pinning it again is refused, and nothing changes.
     const missing = await u.request('PATCH', `/v1/agents/${agent.agentId}`, { baseConfigId: agent.currentConfigId, knowledgeFiles: [{ path: '/files/keep.txt' }] });
     expect(missing.status).toBe(404);
@@ -162,37 +166,39 @@ describe('knowledge files', () => {
     await put(u, '/files/shared.md', 'shared bytes');
     const gone = await createAgent(u, { name: 'Gone', knowledgeFiles: [{ path: '/files/shared.md' }] });
     const kept = await createAgent(u, { name: 'Kept', knowledgeFiles: [{ path: '/files/shared.md' }] });
-    expect([...(await copiesOf(gone.agentId)).keys()]).toEqual([sha256('shared bytes')]);
+    expect([...(await copiesOf(u, gone.agentId)).keys()]).toEqual([sha256('shared bytes')]);
     const started = Date.now();
     expect((await u.request('DELETE', `/v1/agents/${gone.agentId}`)).status).toBe(204);
-    await expect.poll(async () => (await copiesOf(gone.agentId)).size, FIVE_SECONDS).toBe(0);
+    await expect.poll(async () => (await copiesOf(u, gone.agentId)).size, FIVE_SECONDS).toBe(0);
     console.info(`knowledge copies removed ${Date.now() - started} ms after the delete`);
-    expect([...(await copiesOf(kept.agentId)).keys()]).toEqual([sha256('shared bytes')]);
+    expect([...(await copiesOf(u, kept.agentId)).keys()]).toEqual([sha256('shared bytes')]);
     expect((await u.request('GET', '/v1/agent/files/read?path=/files/shared.md')).body.content).toBe('shared bytes');
   });
 });
 
 describe('file events', () => {
-  it('events — upload, overwrite and delete publish file.created, file.updated and file.deleted for their user, in order', async () => {
+  it('events — upload, overwrite, move and delete publish file.created, file.updated, file.moved and file.deleted for their user, in order', async () => {
     const u = await stack.user();
     const since = new Date(Date.now() - 1_000);
     await upload(stack.url, u, { filename: 'e.md', content: 'one' }, { path: '/files/ev/' });
     await upload(stack.url, u, { filename: 'e.md', content: 'three' }, { path: '/files/ev/e.md', onConflict: 'overwrite' });
     await upload(stack.url, u, { filename: 'f.md', content: 'f' }, { path: '/files/ev/' });
+    expect((await u.request('POST', '/v1/agent/files/move', { from: '/files/ev/f.md', to: '/files/ev/g.md' })).status).toBe(200);
     expect((await u.request('DELETE', '/v1/agent/files?path=/files/ev&recursive=true')).status).toBe(200);
     const nats = await testNats();
     try {
       // Only this test's folder: the user's Home context file is written on their first request.
       const mine = async () =>
-        (await readEvents(nats, { subject: 'files.>', since })).filter((e) => e.data.userId === u.sub && (e.data as { path: string }).path.startsWith('/files/ev/'));
+        (await readEvents(nats, { subject: 'files.>', since })).filter((e) => e.data.userId === u.sub && (e.data as { path: string }).path.startsWith('/files/ev'));
       await expect.poll(async () => (await mine()).length, FIVE_SECONDS).toBe(5);
       const events = await mine();
       expect(events.map((e) => [e.type, e.data])).toEqual([
-        ['file.created', { userId: u.sub, path: '/files/ev/e.md', size: 3 }],
-        ['file.updated', { userId: u.sub, path: '/files/ev/e.md', size: 5 }],
-        ['file.created', { userId: u.sub, path: '/files/ev/f.md', size: 1 }],
-        ['file.deleted', { userId: u.sub, path: '/files/ev/e.md' }],
-        ['file.deleted', { userId: u.sub, path: '/files/ev/f.md' }],
+        ['file.created', { userId: u.sub, path: '/files/ev/e.md', kind: 'file', size: 3, sha256: sha256('one') }],
+        ['file.updated', { userId: u.sub, path: '/files/ev/e.md', kind: 'file', size: 5, sha256: sha256('three') }],
+        ['file.created', { userId: u.sub, path: '/files/ev/f.md', kind: 'file', size: 1, sha256: sha256('f') }],
+        ['file.moved', { userId: u.sub, from: '/files/ev/f.md', path: '/files/ev/g.md', kind: 'file' }],
+        // A recursive delete is one event for the directory, whatever it held.
+        ['file.deleted', { userId: u.sub, path: '/files/ev', kind: 'directory' }],
       ]);
       expect(events[0]).toMatchObject({ specversion: '1.0', source: '/workspace/files', subject: '/files/ev/e.md' });
     } finally {
@@ -210,10 +216,10 @@ describe('knowledge cascade after downtime', () => {
     await Promise.all(replicas.map((k) => stack.services[k]!.stop()));
     try {
       expect((await u.request('DELETE', `/v1/agents/${agent.agentId}`)).status).toBe(204);
-      expect([...(await copiesOf(agent.agentId)).keys()]).toEqual([sha256('late')]);
+      expect([...(await copiesOf(u, agent.agentId)).keys()]).toEqual([sha256('late')]);
     } finally {
       for (const k of replicas) stack.services[k] = await restartService(stack.services[k]!);
     }
-    await expect.poll(async () => (await copiesOf(agent.agentId)).size, { timeout: 10_000, interval: 200 }).toBe(0);
+    await expect.poll(async () => (await copiesOf(u, agent.agentId)).size, { timeout: 10_000, interval: 200 }).toBe(0);
   });
 });

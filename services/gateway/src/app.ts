@@ -7,6 +7,7 @@ import { requestId } from './http/request-id.js';
 import type { Verifier } from './http/auth.js';
 import { buildOpenApi } from './openapi/openapi.js';
 import { docsRouter } from './openapi/docs.js';
+import type { ObjectStore } from './http/object-store.js';
 import { buildRoutes, type Clients } from './routes/index.js';
 import { mountRoutes } from './routes/route.js';
 
@@ -14,6 +15,10 @@ export interface GatewayDeps {
   logger: Logger;
   verify: Verifier;
   clients: Clients;
+  /** The object store, reached by the presigned URLs the files service hands out. */
+  store: ObjectStore;
+  /** An upload body that sends nothing for this long fails (UPLOAD_IDLE_TIMEOUT_MS). */
+  uploadIdleTimeoutMs: number;
   /** Resolves true when every downstream service (and through them every backend) serves. */
   ready: () => Promise<boolean>;
   trustProxy?: boolean;
@@ -99,7 +104,7 @@ export function createApp(deps: GatewayDeps) {
     },
     ensureHome(deps.clients.projects, deps.logger),
   ];
-  const routes = buildRoutes(deps.clients);
+  const routes = buildRoutes(deps.clients, { store: deps.store, logger: deps.logger, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs });
   const openapi = buildOpenApi(routes, INFO);
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(docsRouter());

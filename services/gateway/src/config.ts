@@ -26,6 +26,8 @@ export const configSchema = z
       .default('127.0.0.1:50054')
       .transform((v) => v.trim() || undefined),
     GRPC_DEADLINE_MS: env.positiveInt(5_000),
+    /** An upload body that sends no byte for this long (while the gateway waits for one) fails (CONTRACT §5). */
+    UPLOAD_IDLE_TIMEOUT_MS: env.positiveInt(30_000),
     LOG_LEVEL: env.logLevel(),
     OTEL_EXPORTER_OTLP_ENDPOINT: env.otlpEndpoint(),
     TRUST_PROXY: env.bool(false),

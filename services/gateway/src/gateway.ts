@@ -9,6 +9,7 @@ import type { ServiceDefinition } from '@grpc/grpc-js';
 import { createApp } from './app.js';
 import type { Clients } from './routes/index.js';
 import { createVerifier, type AuthOptions } from './http/auth.js';
+import { ObjectStore } from './http/object-store.js';
 
 export interface GatewayOptions {
   logger: Logger;
@@ -18,11 +19,14 @@ export interface GatewayOptions {
   /** `automations` is optional: without it schedules and triggers are not served. */
   addresses: { projects: string; files: string; agents: string; automations?: string | undefined };
   deadlineMs: number;
+  /** An upload body that sends nothing for this long fails; default 30 s (CONTRACT §5). */
+  uploadIdleTimeoutMs?: number;
   trustProxy?: boolean;
   metrics?: Metrics;
 }
 
 const READY_TIMEOUT_MS = 1_000;
+const UPLOAD_IDLE_TIMEOUT_MS = 30_000;
 
 /** Wires clients and the app, listens; `stop` drains in-flight requests, then closes clients. */
 export async function startGateway(options: GatewayOptions) {
@@ -32,7 +36,7 @@ export async function startGateway(options: GatewayOptions) {
   const clients = {
     projects: client(ProjectsServiceService, 'projects', ['ensureHome', 'listProjects', 'getProject']),
     agents: client(AgentsServiceService, 'agents', ['getAgent', 'listAgents', 'listVersions', 'listChats', 'getChat']),
-    files: client(FilesServiceService, 'files', ['listFiles', 'statFile', 'readFile', 'downloadFile', 'exportFolder']),
+    files: client(FilesServiceService, 'files', ['listFiles', 'statFile', 'readFile', 'openDownload', 'getChangesCursor', 'getChanges', 'exportFolder']),
     ...(options.addresses.automations && {
       automations: createClient(AutomationsServiceService, {
         serviceName: 'automations',
@@ -42,11 +46,15 @@ export async function startGateway(options: GatewayOptions) {
       }),
     }),
   } satisfies Clients;
+  const s3Bytes = options.metrics?.counter('s3_bytes_total', 'File bytes sent to (in) and read from (out) the object store', ['direction']);
+  const store = new ObjectStore({ onBytes: (direction, bytes) => s3Bytes?.inc({ direction }, bytes) });
   const health = Object.values(options.addresses).flatMap((address) => (address ? [createHealthChecker(address)] : []));
   const { app, markShuttingDown } = createApp({
     logger: options.logger,
     verify: createVerifier(options.auth),
     clients,
+    store,
+    uploadIdleTimeoutMs: options.uploadIdleTimeoutMs ?? UPLOAD_IDLE_TIMEOUT_MS,
     ready: async () => (await Promise.all(health.map((h) => h.check(READY_TIMEOUT_MS)))).every(Boolean),
     trustProxy: options.trustProxy ?? false,
     ...(options.metrics && { metrics: options.metrics }),
@@ -75,6 +83,7 @@ export async function startGateway(options: GatewayOptions) {
         server.closeIdleConnections();
       });
       for (const c of Object.values(clients)) c.close();
+      store.close();
       for (const h of health) h.close();
     },
   };

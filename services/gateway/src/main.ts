@@ -21,6 +21,7 @@ const gateway = await startGateway({
   },
   addresses: { projects: config.PROJECTS_ADDR, files: config.FILES_ADDR, agents: config.AGENTS_ADDR, automations: config.AUTOMATIONS_ADDR },
   deadlineMs: config.GRPC_DEADLINE_MS,
+  uploadIdleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
   trustProxy: config.TRUST_PROXY,
 });
 const metricsServer = await metrics.serve(config.HOST, config.METRICS_PORT);

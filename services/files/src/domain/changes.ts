@@ -90,7 +90,7 @@ export function scoped(c: LoggedChange, dir: string): Change | undefined {
   if (c.type === 'moved') {
     const into = within(c.path, dir);
     const outOf = c.from !== undefined && (within(c.from, dir) || within(dir, c.from));
-    if (into && outOf) return { type: 'moved', ...base, path: c.path, from: c.from!, ...content };
+    if (into && outOf) return { type: 'moved', ...base, path: c.path, from: c.from! };
     if (into) return { type: 'created', ...base, path: c.path, ...content };
     if (outOf) return { type: 'deleted', ...base, path: within(dir, c.from!) && dir !== c.from ? dir : c.from! };
     return undefined;

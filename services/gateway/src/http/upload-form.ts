@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { Request, Response } from 'express';
 import { AppError, errors } from '@workspace/platform';
+import { watchIdle } from './idle-timer.js';
 
 /**
  * How long the rest of a refused upload's body is read and dropped (a "lingering close"): a
@@ -29,6 +30,14 @@ export interface FormFile {
  */
 export type FileHandler<T> = (fields: UploadFields, file: FormFile, formDone: Promise<void>) => Promise<T>;
 
+export interface UploadFormOptions<T> {
+  /** `path` and `onConflict` as query parameters. */
+  fromQuery: UploadFields;
+  /** A body that sends no byte for this long while we wait for one fails (CONTRACT §5). */
+  idleTimeoutMs: number;
+  onFile: FileHandler<T>;
+}
+
 const FIELD_NAMES = new Set(['path', 'onConflict']);
 
 /**
@@ -36,7 +45,7 @@ const FIELD_NAMES = new Set(['path', 'onConflict']);
  * once, in the form or the query), then exactly one `file` part, then nothing. The file's bytes
  * are handed on as they arrive, with backpressure to the client, never buffered whole.
  */
-export function readUploadForm<T>(req: Request, res: Response, fromQuery: UploadFields, onFile: FileHandler<T>): Promise<T> {
+export function readUploadForm<T>(req: Request, res: Response, { fromQuery, idleTimeoutMs, onFile }: UploadFormOptions<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const fields: UploadFields = { ...fromQuery };
     let file: FormFile | undefined;
@@ -53,19 +62,25 @@ export function readUploadForm<T>(req: Request, res: Response, fromQuery: Upload
       return;
     }
 
+    // Set once the body is piped; a failure before that has nothing to stop watching.
+    let unwatch: () => void = () => undefined;
+    // What the form failed with, answered in place of the bare errors the file stream gives.
+    let failure: AppError | undefined;
+
     /**
-     * Ends the exchange early: stop parsing, answer at once and read the rest of the body into
-     * nothing for up to LINGER_MS, so a client still sending can finish and read the answer;
-     * the connection stays usable when the body ends in time and is cut off when it does not.
+     * Ends the exchange early: stop parsing and answer at once. The rest of the body is read
+     * into nothing (a lingering close) unless `linger` is false: then the connection is closed
+     * after the answer.
      */
-    const fail = (err: AppError) => {
+    const fail = (err: AppError, linger = true) => {
       if (state !== 'reading') return;
       state = 'failed';
+      failure = err;
+      unwatch();
       req.unpipe(parser);
       if (!req.complete && !req.destroyed) {
-        const cutOff = setTimeout(() => req.destroy(), LINGER_MS).unref();
-        req.once('end', () => clearTimeout(cutOff)).once('close', () => clearTimeout(cutOff));
-        req.resume();
+        if (linger) lingerThenClose(req);
+        else closeAfterAnswer(req, res);
       }
       if (file) {
         formDone.reject(err);
@@ -89,11 +104,15 @@ export function readUploadForm<T>(req: Request, res: Response, fromQuery: Upload
       }
       // Failures reach the upload through its iteration of the stream and `formDone`; an error
       // emitted after that iteration ended must not go unhandled (it would end the process).
-      stream.on('error', () => undefined);
+      // busboy's own errors (a body cut off before the closing delimiter) are the client's.
+      stream.on('error', (err) => {
+        if (!(err instanceof AppError)) fail(errors.invalidArgument('malformed or incomplete multipart/form-data body'));
+      });
       file = { filename: info.filename ?? '', stream };
       onFile(fields, file, done).then(resolve, (err: unknown) => {
-        fail(err instanceof AppError ? err : errors.internal(err));
-        reject(err);
+        const answer = err instanceof AppError ? err : (failure ?? errors.internal(err));
+        fail(answer);
+        reject(answer);
       });
     });
     parser.on('partsLimit', () => fail(errors.invalidArgument('too many form parts')));
@@ -102,6 +121,7 @@ export function readUploadForm<T>(req: Request, res: Response, fromQuery: Upload
       if (!file) return fail(errors.invalidArgument('the "file" part is missing', 'file'));
       if (state !== 'reading') return;
       state = 'done';
+      unwatch();
       formDone.resolve();
     });
     parser.on('error', () => fail(errors.invalidArgument('malformed multipart/form-data body')));
@@ -110,5 +130,32 @@ export function readUploadForm<T>(req: Request, res: Response, fromQuery: Upload
       if (!req.complete) fail(errors.invalidArgument('the request body ended early'));
     });
     req.pipe(parser);
+    // A stalled sender gets no lingering close: nothing more is coming, so answer and hang up.
+    unwatch = watchIdle(req, idleTimeoutMs, () => fail(errors.invalidArgument('the upload stalled: no data was received in time'), false));
   });
+}
+
+/**
+ * A "lingering close": read the rest of a refused body into nothing for up to LINGER_MS, so a
+ * client still sending can finish and read the answer; the connection stays usable when the
+ * body ends in time and is cut off when it does not.
+ */
+function lingerThenClose(req: Request): void {
+  const cutOff = setTimeout(() => req.destroy(), LINGER_MS).unref();
+  req.once('end', () => clearTimeout(cutOff)).once('close', () => clearTimeout(cutOff));
+  req.resume();
+}
+
+/**
+ * `Connection: close` makes Node end the connection once the error answer is written (and only
+ * then, so the answer is not lost); the timer cuts off a connection whose answer never goes out.
+ */
+function closeAfterAnswer(req: Request, res: Response): void {
+  if (res.headersSent) {
+    req.destroy();
+    return;
+  }
+  res.setHeader('Connection', 'close');
+  const cutOff = setTimeout(() => req.destroy(), LINGER_MS).unref();
+  res.once('close', () => clearTimeout(cutOff));
 }

@@ -1,73 +1,51 @@
-import { AppError, errors, type ServiceClient } from '@workspace/platform';
-import { EntryType, OnConflict, type FileEntry, type FilesServiceService, type UploadFileRequest } from '@workspace/proto/workspace/files/v1/files';
-import { attachment, notModified, requestedRange } from '../http/download.js';
-import { sendChunks, TRANSFER_DEADLINE_MS, writeHead } from '../http/send-chunks.js';
-import { readUploadForm, type FileHandler } from '../http/upload-form.js';
-import {
-  DeleteFileQuery,
-  DeleteResult,
-  FileList,
-  ListFilesQuery,
-  PathQuery,
-  ReadResult,
-  UploadForm,
-  UploadQuery,
-  UploadResult,
-} from '../schemas/files.schemas.js';
-import type { ProjectsClient } from './projects.routes.js';
+import type { ErrorCode, Logger, ServiceClient } from '@workspace/platform';
+import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
+import type { ObjectStore } from '../http/object-store.js';
+import { DeleteFileQuery, DeleteResult, FileList, ListFilesQuery, MoveBody, MoveResult, PathQuery, ReadResult } from '../schemas/files.schemas.js';
+import { changesRoutes } from './changes.routes.js';
+import { downloadRoute } from './download.route.js';
 import { exportRoute } from './export.route.js';
+import { CONFLICT_MODES, entryJson } from './files.json.js';
+import type { ProjectsClient } from './projects.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
+import { uploadRoute } from './upload.route.js';
 
 export type FilesClient = ServiceClient<typeof FilesServiceService>;
 
-const CONFLICT_MODES: Record<string, OnConflict> = {
-  error: OnConflict.ON_CONFLICT_ERROR,
-  overwrite: OnConflict.ON_CONFLICT_OVERWRITE,
-  uuid: OnConflict.ON_CONFLICT_UUID,
-};
-
-function entryJson(e: FileEntry, includeStats: boolean) {
-  const type = e.type === EntryType.ENTRY_TYPE_DIRECTORY ? 'directory' : 'file';
-  const base = { path: e.path, name: e.name, type };
-  return type === 'file' && includeStats ? { ...base, size: e.size, modifiedAt: e.modifiedAt, mimeType: e.mimeType } : base;
+/** What the file routes need besides the files client. */
+export interface FilesRouteDeps {
+  files: FilesClient;
+  projects: ProjectsClient;
+  /** Bytes go between the client and the store by presigned URL, never through gRPC. */
+  store: ObjectStore;
+  logger: Logger;
+  /** An upload body that sends nothing for this long fails (CONTRACT §5, UPLOAD_IDLE_TIMEOUT_MS). */
+  uploadIdleTimeoutMs: number;
 }
 
-export function filesRoutes(files: FilesClient, projects: ProjectsClient): RouteDef[] {
-  const tag = 'Files';
-  const common = ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'UNAVAILABLE'] as const;
+/**
+ * Move and copy change the index only, in one atomic step, but a directory of 10,000 files is
+ * 10,000 entries: longer than the default deadline, which would answer 503 for a move that
+ * then completes.
+ */
+const MOVE_DEADLINE_MS = 60_000;
+
+export const FILE_ERRORS = ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'UNAVAILABLE'] as const satisfies ErrorCode[];
+
+export function filesRoutes(deps: FilesRouteDeps): RouteDef[] {
+  const { files } = deps;
   return [
-    defineRoute({
-      method: 'get',
-      path: '/v1/agent/files',
-      operationId: 'listFiles',
-      summary: 'List a directory (or one file)',
-      description: 'Entries sorted by path in UTF-8 byte order. Directories exist while they hold something; `/files` always exists.',
-      tag,
-      query: ListFilesQuery,
-      responses: { 200: { description: 'The entries', schema: FileList } },
-      errors: [...common, 'FILE_NOT_FOUND'],
-      handler: async ({ query, call }, res) => {
-        const recursive = query.recursive ?? false;
-        const includeStats = query.includeStats ?? true;
-        let path = '';
-        const entries: ReturnType<typeof entryJson>[] = [];
-        for await (const batch of files.listFiles({ path: query.path ?? '/files', recursive }, call)) {
-          path = batch.path;
-          for (const e of batch.entries) entries.push(entryJson(e, includeStats));
-        }
-        res.json({ path, recursive, entries });
-      },
-    }),
+    listRoute(files),
     defineRoute({
       method: 'get',
       path: '/v1/agent/files/read',
       operationId: 'readFile',
       summary: 'Read a UTF-8 text file',
       description: 'At most MAX_READ_BYTES (default 10 MiB, inclusive); larger files answer 413 FILE_TOO_LARGE, other bytes 422 FILE_NOT_TEXT.',
-      tag,
+      tag: 'Files',
       query: PathQuery,
       responses: { 200: { description: 'The content', schema: ReadResult } },
-      errors: [...common, 'FILE_NOT_FOUND', 'IS_A_DIRECTORY', 'FILE_TOO_LARGE', 'FILE_NOT_TEXT'],
+      errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'IS_A_DIRECTORY', 'FILE_TOO_LARGE', 'FILE_NOT_TEXT'],
       handler: async ({ query, call }, res) => {
         let path = '';
         const parts: Buffer[] = [];
@@ -78,100 +56,85 @@ export function filesRoutes(files: FilesClient, projects: ProjectsClient): Route
         res.json({ path, content: Buffer.concat(parts).toString('utf8'), encoding: 'utf-8' });
       },
     }),
-    uploadRoute(files),
-    defineRoute({
-      method: 'get',
-      path: '/v1/agent/files/download',
-      operationId: 'downloadFile',
-      summary: 'Download a file (streamed)',
-      description:
-        'Sends ETag, Last-Modified, Accept-Ranges: bytes and Content-Disposition: attachment. One `Range` of bytes answers 206; multiple, malformed or ' +
-        'unsatisfiable ranges are ignored and the whole file is sent. `If-None-Match` (or `If-Modified-Since` without it) answers 304; `If-Range` is honoured.',
-      tag,
-      query: PathQuery,
-      responses: {
-        200: { description: 'The file', contentType: 'application/octet-stream', headers: { ETag: 'Content validator', 'Content-Disposition': 'attachment; filename="…"; filename*=UTF-8\'\'…' } },
-        206: { description: 'One range of the file', contentType: 'application/octet-stream', headers: { 'Content-Range': 'bytes start-end/size' } },
-        304: { description: 'Not modified (If-None-Match matched)' },
-      },
-      errors: [...common, 'FILE_NOT_FOUND', 'IS_A_DIRECTORY'],
-      handler: async ({ query, call, req }, res) => {
-        const file = await files.statFile({ path: query.path }, call);
-        const etag = `"${file.etag}"`;
-        const lastModified = new Date(file.modifiedAt);
-        const validators = { ETag: etag, 'Last-Modified': lastModified.toUTCString(), 'Cache-Control': 'private, no-cache' };
-        if (notModified(req, etag, lastModified)) {
-          writeHead(res, 304, validators);
-          res.end();
-          return;
-        }
-        const range = requestedRange(req, file.size, etag, lastModified);
-        const length = range ? range.end - range.start + 1 : file.size;
-        const headers = {
-          ...validators,
-          'Content-Type': file.mimeType,
-          'Content-Length': length,
-          'Content-Disposition': attachment(file.name),
-          'Accept-Ranges': 'bytes',
-          ...(range && { 'Content-Range': `bytes ${range.start}-${range.end}/${file.size}` }),
-        };
-        const status = range ? 206 : 200;
-        if (req.method === 'HEAD' || length === 0) {
-          writeHead(res, status, headers);
-          res.end();
-          return;
-        }
-        const chunks = files.downloadFile({ path: file.path, offset: range?.start ?? 0, length: range ? length : 0, etag: file.etag }, { ...call, deadlineMs: TRANSFER_DEADLINE_MS });
-        await sendChunks(res, chunks, headers, status);
-      },
-    }),
+    uploadRoute(deps),
+    downloadRoute(files, deps.store),
     defineRoute({
       method: 'delete',
       path: '/v1/agent/files',
       operationId: 'deleteFile',
       summary: 'Delete a file, or a directory with recursive=true',
-      tag,
+      tag: 'Files',
       query: DeleteFileQuery,
       responses: { 200: { description: 'Deleted', schema: DeleteResult } },
-      errors: [...common, 'FILE_NOT_FOUND', 'DIRECTORY_NOT_EMPTY'],
+      errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'DIRECTORY_NOT_EMPTY'],
       handler: async ({ query, call }, res) => {
         const out = await files.deleteFile({ path: query.path, recursive: query.recursive ?? false }, call);
         res.json({ success: true, path: out.path });
       },
     }),
-    exportRoute(files, projects),
+    moveRoute(files, 'move'),
+    moveRoute(files, 'copy'),
+    ...changesRoutes(files),
+    exportRoute(files, deps.projects),
   ];
 }
 
-function uploadRoute(files: FilesClient): RouteDef {
+function listRoute(files: FilesClient): RouteDef {
+  return defineRoute({
+    method: 'get',
+    path: '/v1/agent/files',
+    operationId: 'listFiles',
+    summary: 'List a directory (or one file)',
+    description:
+      'Entries sorted by path in UTF-8 byte order. Directories exist while they hold something; `/files` always exists. With `limit` or `cursor` the listing ' +
+      'is paged: at most `limit` entries, and the answer adds `cursor` (null on the last page) and `hasMore`; the next page is asked with the same path, ' +
+      'recursive and includeStats. Pages resume after the last path returned, so entries that exist throughout are listed exactly once.',
+    tag: 'Files',
+    query: ListFilesQuery,
+    responses: { 200: { description: 'The entries (one page of them when paged)', schema: FileList } },
+    errors: [...FILE_ERRORS, 'FILE_NOT_FOUND'],
+    handler: async ({ query, call }, res) => {
+      const recursive = query.recursive ?? false;
+      const includeStats = query.includeStats ?? true;
+      const paged = query.limit !== undefined || query.cursor !== undefined;
+      const request = { path: query.path ?? '/files', recursive, paged, limit: query.limit ?? 0, cursor: query.cursor ?? '' };
+      let path = '';
+      let page = { cursor: null as string | null, hasMore: false };
+      const entries: ReturnType<typeof entryJson>[] = [];
+      for await (const batch of files.listFiles(request, call)) {
+        path = batch.path;
+        for (const e of batch.entries) entries.push(entryJson(e, includeStats));
+        // The cursor rides on the last message; earlier ones leave it empty.
+        page = { cursor: batch.nextCursor || null, hasMore: batch.hasMore };
+      }
+      res.json(paged ? { path, recursive, entries, ...page } : { path, recursive, entries });
+    },
+  });
+}
+
+/** Move and copy share body, rules and answer (CONTRACT §10); copy leaves the source. */
+function moveRoute(files: FilesClient, verb: 'move' | 'copy'): RouteDef {
+  const move = verb === 'move';
   return defineRoute({
     method: 'post',
-    path: '/v1/agent/files/upload',
-    operationId: 'uploadFile',
-    summary: 'Upload one file (multipart/form-data, streamed)',
+    path: `/v1/agent/files/${verb}`,
+    operationId: move ? 'moveFile' : 'copyFile',
+    summary: move ? 'Move (rename) a file or a directory' : 'Copy a file or a directory',
     description:
-      '`path` and `onConflict` (form fields before `file`, or query parameters) then exactly one `file` part. Over MAX_UPLOAD_BYTES (default 5 GiB) → 413 and ' +
-      'nothing stored; a failed or aborted upload leaves nothing, and a failed overwrite keeps the old content. Of concurrent `error` uploads to one new path exactly one succeeds.',
+      (move
+        ? 'Atomic and index-only: no listing, read or export ever sees both trees or neither, and its cost does not grow with file sizes. A case-only rename works. '
+        : 'The copy shares bytes with its source (no byte is copied); the two are independent files from then on. ') +
+      'A file onto an existing file follows `onConflict`; a directory never merges or replaces (409 PATH_CONFLICT whatever `onConflict` says), and nothing ' +
+      'goes onto a directory or under a file. A file\'s mimeType follows its new name.',
     tag: 'Files',
-    query: UploadQuery,
-    rawBody: { contentType: 'multipart/form-data', schema: UploadForm, description: 'path?, onConflict?, then file' },
-    responses: { 200: { description: 'Stored', schema: UploadResult } },
-    errors: ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'FILE_EXISTS', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'UNAVAILABLE'],
-    handler: async ({ query, call, req }, res) => {
-      if (!req.is('multipart/form-data')) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'an upload must be multipart/form-data');
-      const upload: FileHandler<{ path: string; size: number; mimeType: string }> = async (fields, file, formDone) => {
-        const mode = CONFLICT_MODES[fields.onConflict ?? 'error'];
-        if (mode === undefined) throw errors.invalidArgument('onConflict must be error, overwrite or uuid', 'onConflict');
-        async function* requests(): AsyncIterable<UploadFileRequest> {
-          yield { part: { $case: 'header', value: { path: fields.path, filename: file.filename, onConflict: mode! } } };
-          for await (const chunk of file.stream) yield { part: { $case: 'data', value: chunk as Buffer } };
-          // Only a form that ended cleanly ends the stream; anything else cancels the upload.
-          await formDone;
-        }
-        return files.uploadFile(requests(), { ...call, deadlineMs: TRANSFER_DEADLINE_MS });
-      };
-      const stored = await readUploadForm(req, res, { path: query.path, onConflict: query.onConflict }, upload);
-      res.json({ success: true, path: stored.path, size: stored.size, mimeType: stored.mimeType });
+    body: MoveBody,
+    responses: { 200: { description: move ? 'Moved' : 'Copied', schema: MoveResult } },
+    errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'FILE_EXISTS', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+    handler: async ({ body, call }, res) => {
+      const request = { from: body.from, to: body.to, onConflict: CONFLICT_MODES[body.onConflict ?? 'error'] };
+      const ctx = { ...call, deadlineMs: MOVE_DEADLINE_MS };
+      const out = await (move ? files.moveFile(request, ctx) : files.copyFile(request, ctx));
+      res.json({ success: true, from: out.from, path: out.path });
     },
   });
 }

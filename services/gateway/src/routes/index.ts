@@ -4,7 +4,7 @@ import type { AgentsServiceService } from '@workspace/proto/workspace/agents/v1/
 import { agentsRoutes } from './agents.routes.js';
 import { automationsRoutes, type AutomationsClient } from './automations.routes.js';
 import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
-import { filesRoutes } from './files.routes.js';
+import { filesRoutes, type FilesRouteDeps } from './files.routes.js';
 import { projectsRoutes } from './projects.routes.js';
 import type { RouteDef } from './route.js';
 
@@ -17,7 +17,15 @@ export interface Clients {
   automations?: AutomationsClient;
 }
 
+/** What routes need besides the clients: the file routes' byte path and its settings. */
+export type RouteOptions = Omit<FilesRouteDeps, 'files' | 'projects'>;
+
 /** Every route of the API, in the order they are matched. */
-export function buildRoutes(clients: Clients): RouteDef[] {
-  return [...projectsRoutes(clients.projects), ...agentsRoutes(clients.agents, clients.automations), ...filesRoutes(clients.files, clients.projects), ...(clients.automations ? automationsRoutes(clients.automations) : [])];
+export function buildRoutes(clients: Clients, options: RouteOptions): RouteDef[] {
+  return [
+    ...projectsRoutes(clients.projects),
+    ...agentsRoutes(clients.agents, clients.automations),
+    ...filesRoutes({ ...options, files: clients.files, projects: clients.projects }),
+    ...(clients.automations ? automationsRoutes(clients.automations) : []),
+  ];
 }

@@ -1,0 +1,105 @@
+import type { IncomingMessage } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import type { Response } from 'express';
+import { errors } from '@workspace/platform';
+import { attachment, notModified, requestedRange } from '../http/download.js';
+import { watchIdle } from '../http/idle-timer.js';
+import { STORE_ANSWER_MS, type ByteRange, type ObjectStore } from '../http/object-store.js';
+import { writeHead } from '../http/send-chunks.js';
+import { PathQuery } from '../schemas/files.schemas.js';
+import type { FilesClient } from './files.routes.js';
+import { defineRoute, type RouteDef } from './route.js';
+
+export function downloadRoute(files: FilesClient, store: ObjectStore): RouteDef {
+  return defineRoute({
+    method: 'get',
+    path: '/v1/agent/files/download',
+    operationId: 'downloadFile',
+    summary: 'Download a file (streamed)',
+    description:
+      'Sends ETag (`"<sha256>"`: equal bytes have equal ETags), Last-Modified, Accept-Ranges: bytes and Content-Disposition: attachment. One `Range` of ' +
+      'bytes answers 206; multiple, malformed or unsatisfiable ranges are ignored and the whole file is sent. `If-None-Match` (or `If-Modified-Since` ' +
+      'without it) answers 304; `If-Range` is honoured.',
+    tag: 'Files',
+    query: PathQuery,
+    responses: {
+      200: {
+        description: 'The file',
+        contentType: 'application/octet-stream',
+        headers: { ETag: '"<sha256 of the bytes>"', 'Last-Modified': 'HTTP date', 'Content-Disposition': 'attachment; filename="…"; filename*=UTF-8\'\'…' },
+      },
+      206: { description: 'One range of the file', contentType: 'application/octet-stream', headers: { 'Content-Range': 'bytes start-end/size' } },
+      304: { description: 'Not modified (If-None-Match matched)', headers: { ETag: '"<sha256 of the bytes>"' } },
+    },
+    errors: ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'UNAVAILABLE', 'FILE_NOT_FOUND', 'IS_A_DIRECTORY'],
+    handler: async ({ query, call, req }, res) => {
+      const { entry: file, url } = await files.openDownload({ path: query.path }, call);
+      if (!file) throw errors.internal(new Error('OpenDownload answered without an entry'));
+      const etag = `"${file.sha256}"`;
+      const lastModified = new Date(file.modifiedAt);
+      const validators = { ETag: etag, 'Last-Modified': lastModified.toUTCString(), 'Cache-Control': 'private, no-cache' };
+      if (notModified(req, etag, lastModified)) {
+        writeHead(res, 304, validators);
+        res.end();
+        return;
+      }
+      const range = requestedRange(req, file.size, etag, lastModified);
+      const length = range ? range.end - range.start + 1 : file.size;
+      const headers = {
+        ...validators,
+        'Content-Type': file.mimeType,
+        'Content-Length': length,
+        'Content-Disposition': attachment(file.name),
+        'Accept-Ranges': 'bytes',
+        ...(range && { 'Content-Range': `bytes ${range.start}-${range.end}/${file.size}` }),
+      };
+      const status = range ? 206 : 200;
+      if (req.method === 'HEAD' || length === 0) {
+        writeHead(res, status, headers);
+        res.end();
+        return;
+      }
+      const upstream = await openBytes(store, { url, range, length, signal: call.signal });
+      writeHead(res, status, headers);
+      await relay(upstream, res);
+    },
+  });
+}
+
+/**
+ * The store's answer, checked before any header goes out: a failure up to here is still a
+ * proper 503. A length other than the one announced would corrupt the client's copy.
+ */
+async function openBytes(store: ObjectStore, o: { url: string; range: ByteRange | undefined; length: number; signal: AbortSignal | undefined }): Promise<IncomingMessage> {
+  const upstream = await store.get(o.url, o.range, o.signal);
+  const announced = upstream.headers['content-length'];
+  if (announced !== undefined && Number(announced) !== o.length) {
+    upstream.destroy();
+    throw errors.unavailable('the object store', new Error(`GET answered ${announced} bytes, expected ${o.length}`));
+  }
+  return upstream;
+}
+
+/**
+ * Store → client with backpressure. A client that leaves destroys the upstream request (the
+ * pipeline, and the call's signal); after the headers, an upstream failure or stall can only
+ * break the connection, which the error handler does for a response already started.
+ */
+async function relay(upstream: IncomingMessage, res: Response): Promise<void> {
+  // Whichever side failed first decides: the other one only fails because the pipeline tore it down.
+  let first: 'store' | 'client' | undefined;
+  upstream.once('error', () => (first ??= 'store'));
+  res.once('close', () => {
+    if (!res.writableFinished) first ??= 'client';
+  });
+  const done = pipeline(upstream, res);
+  const unwatch = watchIdle(upstream, STORE_ANSWER_MS, () => upstream.destroy(new Error(`the object store sent nothing for ${STORE_ANSWER_MS} ms`)));
+  try {
+    await done;
+  } catch (err) {
+    if (first === 'client') return; // nobody is left to answer
+    throw errors.unavailable('the object store', err);
+  } finally {
+    unwatch();
+  }
+}
