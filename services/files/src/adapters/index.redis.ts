@@ -96,11 +96,16 @@ export class RedisFileIndex implements FileIndex {
     return (await run()) as Reply;
   }
 
-  /** Runs a script of a user that may queue events or leave sweeper work: both registries first. */
+  /**
+   * Runs a script of a user that may queue events or leave sweeper work, registering the user
+   * with the relay and the sweeper at the same time: a marker is only ever dropped when it has
+   * been left alone for a grace period, so it cannot be dropped between the two and the script's
+   * event or garbage be stranded (see RedisOutbox).
+   */
   async #write(userId: string, name: keyof typeof SCRIPTS, args: (string | number)[]): Promise<Reply> {
     const tag = userTag(userId);
-    await Promise.all([this.#outbox.register(tag), this.#redis.zadd(this.keys.sweep, this.#now(), tag)]);
-    return this.#run(name, this.keys.prefix(userId), tag, args);
+    const [reply] = await Promise.all([this.#run(name, this.keys.prefix(userId), tag, args), this.#outbox.register(tag), this.#redis.zadd(this.keys.sweep, this.#now(), tag)]);
+    return reply;
   }
 
   async commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string }) {
