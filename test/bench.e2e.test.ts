@@ -17,15 +17,20 @@ const SCENARIOS = [
   'agent-get',
   'agent-patch',
   'agents-list-10k',
+  'upload-small',
+  'upload-deep',
   'upload-256mib',
   'download-256mib',
   'upload-1gib-rss-growth',
   'export-1000-files',
+  'list-folder-100',
   'list-10k-files',
+  'move-10k',
+  'list-page-1000-of-100k',
 ];
 /** Scenarios measured against a same-run baseline (the stack here has S3 settings, so all of them). */
-const WITH_BASELINE = ['agent-get', 'agent-patch', 'upload-256mib', 'download-256mib', 'export-1000-files', 'list-10k-files'];
-const WITH_PERCENTILES = ['agent-get', 'agent-patch', 'agents-list-10k', 'export-1000-files', 'list-10k-files'];
+const WITH_BASELINE = SCENARIOS.filter((s) => !['agents-list-10k', 'upload-1gib-rss-growth'].includes(s));
+const WITH_PERCENTILES = SCENARIOS.filter((s) => !['upload-256mib', 'download-256mib', 'upload-1gib-rss-growth'].includes(s));
 
 function runBench(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {

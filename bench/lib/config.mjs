@@ -4,7 +4,7 @@ export const MiB = 1024 * KiB;
 
 /**
  * `full` is the benchmark the targets are about; `tiny` runs every scenario with every size cut
- * down (1 MiB files, 20 files, 50 Agents, 1 s load runs) so a smoke test can run the whole
+ * down (1 MiB files, 20–50 files, 50 Agents, 1 s load runs) so a smoke test can run the whole
  * harness in seconds and it cannot rot.
  */
 export const SCALES = {
@@ -19,7 +19,24 @@ export const SCALES = {
     exportFiles: 1000,
     exportBytes: 100 * MiB,
     exportRepeats: 3,
+    /** list-10k-files and move-10k: files of the shared tree (folders of 100). */
     listFiles: 10_000,
+    /** list-folder-100: files in the one folder listed. */
+    folderFiles: 100,
+    /** move-10k: round trips of the tree (and of one of its folders, the baseline). */
+    moveRounds: 10,
+    /** list-page-1000-of-100k: files of the big tree, and the page size. */
+    pageFiles: 100_000,
+    pageLimit: 1000,
+    /** Big trees are seeded as one uploaded folder of this many files, then copies of it. */
+    seedUnitFiles: 1000,
+    /** Concurrent uploads when seeding files, and in upload-small (and its direct baseline). */
+    fileSeedConcurrency: 16,
+    /** upload-small: how many uploads, of how many bytes each. */
+    smallUploads: 1000,
+    smallBytes: 4 * KiB,
+    /** upload-deep: directories above the uploaded file. */
+    deepLevels: 200,
     listAgents: 10_000,
     /** Seconds of each autocannon run, and of its unmeasured warm-up. */
     durationS: 10,
@@ -40,6 +57,15 @@ export const SCALES = {
     exportBytes: 2 * MiB,
     exportRepeats: 1,
     listFiles: 20,
+    folderFiles: 10,
+    moveRounds: 2,
+    pageFiles: 40,
+    pageLimit: 5,
+    seedUnitFiles: 10,
+    fileSeedConcurrency: 16,
+    smallUploads: 20,
+    smallBytes: 4 * KiB,
+    deepLevels: 50,
     listAgents: 50,
     durationS: 1,
     warmupS: 0,
@@ -67,12 +93,17 @@ export const SCENARIO_NAMES = [
   'agent-get',
   'agent-patch',
   'agents-list-10k',
+  'upload-small',
+  'upload-deep',
   'upload-256mib',
   'download-256mib',
   'upload-1gib-rss-growth',
   'export-1000-files',
-  // Last: on s3rver a 10k listing keeps the store's CPU busy long after the request.
+  // The listing and tree scenarios last: their seeds leave the largest indexes behind.
+  'list-folder-100',
   'list-10k-files',
+  'move-10k',
+  'list-page-1000-of-100k',
 ];
 
 /** BENCH_ONLY=agent-get,list-10k-files runs only those (for profiling one scenario). */

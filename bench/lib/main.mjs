@@ -13,17 +13,22 @@ import { failedResult, scenarioResult, writeReport } from './report.mjs';
 import { ensureBucket, listKeys, s3Client } from './s3.mjs';
 import { openTarget } from './target.mjs';
 import { agentGet, agentPatch, agentsList10k } from '../scenarios/agents.mjs';
-import { download256, export1000, list10k, upload256, uploadRssGrowth } from '../scenarios/files.mjs';
+import { download256, export1000, list10k, listFolder100, listPage, move10k, upload256, uploadDeep, uploadRssGrowth, uploadSmall } from '../scenarios/files.mjs';
 
 const SCENARIOS = {
   'agent-get': agentGet,
   'agent-patch': agentPatch,
+  'agents-list-10k': agentsList10k,
+  'upload-small': uploadSmall,
+  'upload-deep': uploadDeep,
   'upload-256mib': upload256,
   'download-256mib': download256,
   'upload-1gib-rss-growth': uploadRssGrowth,
   'export-1000-files': export1000,
+  'list-folder-100': listFolder100,
   'list-10k-files': list10k,
-  'agents-list-10k': agentsList10k,
+  'move-10k': move10k,
+  'list-page-1000-of-100k': listPage,
 };
 
 export const DEFAULT_RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));

@@ -1,0 +1,97 @@
+// Small uploads: upload-small (many at once, against direct S3 PUTs of the same files) and
+// upload-deep (one file far down a new chain of folders, against the same file one level down).
+import { performance } from 'node:perf_hooks';
+import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
+import { median, pool, quantile, upload } from '../lib/http.mjs';
+import { distinctContents, fileNames, uploadMany } from '../lib/seed.mjs';
+import { addCpu, fmt, s3Pid, sizeLabel, stackPids } from './files-shared.mjs';
+
+export async function uploadSmall(ctx) {
+  const { scale } = ctx;
+  const user = await ctx.newUser('small');
+  const concurrency = scale.fileSeedConcurrency;
+  const content = distinctContents(scale.smallBytes);
+  const names = fileNames(scale.smallUploads, scale.smallUploads, 'bin');
+  const s3 = await ctx.baselineS3();
+  // Unmeasured warm-up of both paths (connections, JIT), on files of their own.
+  const warm = Array.from({ length: concurrency }, (_, i) => `warm-${i}.bin`);
+  await uploadMany(ctx, user, warm.map((n) => `/files/small-warm/${n}`), { content: (i) => content(1e6 + i), concurrency });
+  if (s3) await pool(warm, concurrency, (n, i) => s3.client.putObject(s3.bucket, `small-warm/${n}`, content(1e6 + i), scale.smallBytes));
+
+  let direct;
+  if (s3) {
+    const latencies = [];
+    const meter = cpuMeter(s3Pid(ctx));
+    const started = performance.now();
+    await pool(names, concurrency, async (name, i) => {
+      const t = performance.now();
+      await s3.client.putObject(s3.bucket, `small/${name}`, content(i), scale.smallBytes, { 'Content-Type': 'application/octet-stream' });
+      latencies.push(performance.now() - t);
+    });
+    const seconds = (performance.now() - started) / 1000;
+    direct = { rate: names.length / seconds, p50: median(latencies), p99: quantile(latencies, 0.99), cpu: meter() };
+  }
+  const meter = cpuMeter(stackPids(ctx));
+  const system = await uploadMany(ctx, user, names.map((n) => `/files/small/${n}`), { content, concurrency });
+  const cpu = meter();
+  const rate = names.length / system.seconds;
+  const directNote = direct
+    ? `Baseline: direct S3 PUTs of the same files into the same store at ${concurrency} concurrent (minio client): ${fmt(direct.rate, 0)}/s, p50 ${fmt(direct.p50)} ms, p99 ${fmt(direct.p99)} ms, ${cpuPer(direct.cpu, names.length, 'PUT')}`
+    : 'No baseline: no S3 settings';
+  return {
+    value: rate,
+    unit: 'uploads/s',
+    baseline: direct?.rate ?? null,
+    p50: median(system.latencies),
+    p99: quantile(system.latencies, 0.99),
+    notes:
+      `${names.length} uploads of ${sizeLabel(scale.smallBytes)} (multipart/form-data through the gateway) at ${concurrency} concurrent in ${fmt(system.seconds, 2)} s; ` +
+      `p50/p99 = one upload's latency; ${cpuPer(cpu, names.length, 'upload')}. ${directNote}.`,
+  };
+}
+
+/** At least this many uploads of each kind, and at most this long for the whole scenario. */
+const DEEP_MIN_SAMPLES = 20;
+const DEEP_MAX_SECONDS = 60;
+
+export async function uploadDeep(ctx) {
+  const { scale } = ctx;
+  const user = await ctx.newUser('deep');
+  const content = distinctContents(4096);
+  // Every sample starts a new chain of `deepLevels` folders: the worst case, every ancestor new.
+  const chain = (i) => `/files/deep-${String(i).padStart(4, '0')}${'/d'.repeat(scale.deepLevels - 1)}/f.bin`;
+  const shallow = (i) => `/files/shallow/f${String(i).padStart(4, '0')}.bin`;
+  const timed = async (path, i) => {
+    const body = content(i);
+    const res = await upload(ctx.target.url, user.token, { path, size: body.length, content: body, onConflict: 'error' });
+    if (res.status !== 200) throw new Error(`upload ${path.length > 80 ? `${path.slice(0, 40)}…${path.slice(-30)}` : path}: HTTP ${res.status} ${String(res.text).slice(0, 200)}`);
+    return res.ms;
+  };
+  // Unmeasured warm-up; then the two kinds alternate, so drift on a shared machine hits both.
+  await timed(chain(9999), 9999);
+  await timed(shallow(9999), 9998);
+  const deep = [];
+  const flat = [];
+  const deepCpu = {};
+  const minSamples = Math.min(scale.latencyMinSamples, DEEP_MIN_SAMPLES);
+  const started = performance.now();
+  const elapsedS = () => (performance.now() - started) / 1000;
+  for (let i = 0; (i < minSamples || elapsedS() < scale.latencyS) && !(i > 0 && elapsedS() >= DEEP_MAX_SECONDS); i++) {
+    const meter = cpuMeter(stackPids(ctx));
+    deep.push(await timed(chain(i), 2 * i));
+    addCpu(deepCpu, meter());
+    flat.push(await timed(shallow(i), 2 * i + 1));
+  }
+  const depth = scale.deepLevels;
+  return {
+    value: median(deep),
+    unit: 'ms',
+    baseline: median(flat),
+    p50: median(deep),
+    p99: quantile(deep, 0.99),
+    notes:
+      `Sequential uploads of 4 KiB, each into ${depth} nested folders that did not exist yet (${chain(0).length} bytes of path): ` +
+      `p50 ${fmt(median(deep))} ms, p99 ${fmt(quantile(deep, 0.99))} ms over ${deep.length}; ${cpuPer(deepCpu, deep.length, 'upload')}. ` +
+      `Baseline: the same uploads one level below /files, alternated with them: p50 ${fmt(median(flat))} ms, p99 ${fmt(quantile(flat, 0.99))} ms over ${flat.length}`,
+  };
+}

@@ -1,0 +1,173 @@
+// The tree scenarios: list-folder-100, list-10k-files, move-10k. The 10k tree is seeded once
+// (one folder uploaded, copies of it) and shared, with list-page-1000-of-100k too.
+import { performance } from 'node:perf_hooks';
+import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
+import { median, pool, quantile } from '../lib/http.mjs';
+import { putBuffer, timedList } from '../lib/s3.mjs';
+import { distinctContents, fileNames, seedTree, treeOp, uploadMany } from '../lib/seed.mjs';
+import { addCpu, fmt, getJson, measuredLoop, q, stackPids, timedLoop } from './files-shared.mjs';
+
+/** A loop stops after this long once it has one sample. */
+const MAX_SECONDS = 30;
+
+/**
+ * The shared tree: `listFiles` files at /files/list/dNNN/, 100 a folder (fewer in small runs,
+ * so that even they hold several folders and exercise the copy route). Seeded once per run.
+ */
+export function tree10k(ctx) {
+  ctx.shared.tree10k ??= (async () => {
+    const user = await ctx.newUser('tree');
+    const perDir = Math.min(100, Math.ceil(ctx.scale.listFiles / 4));
+    const dirs = Math.ceil(ctx.scale.listFiles / perDir);
+    const root = '/files/list';
+    const unitName = (u) => `d${String(u).padStart(3, '0')}`;
+    const names = fileNames(perDir, perDir);
+    const seed = await seedTree(ctx, user, { root, units: dirs, unitName, unitFiles: names });
+    return { user, root, files: seed.files, dirs, perDir, names, unitName, seed };
+  })();
+  return ctx.shared.tree10k;
+}
+
+/** `names` below `prefix` in the bench's own bucket, `concurrency` PUTs at a time: what the store lists directly. */
+async function putKeys(ctx, s3, prefix, names) {
+  const content = distinctContents(64);
+  await pool(names, ctx.scale.fileSeedConcurrency, (name, i) => putBuffer(s3.client, s3.bucket, `${prefix}${name}`, content(i)));
+}
+
+const latencyOpts = (scale) => ({ seconds: scale.latencyS, minSamples: Math.min(scale.latencyMinSamples, 20), maxSeconds: MAX_SECONDS });
+
+export async function listFolder100(ctx) {
+  const { scale } = ctx;
+  const user = await ctx.newUser('folder');
+  const names = fileNames(scale.folderFiles, scale.folderFiles);
+  const folder = '/files/folder';
+  const seed = await uploadMany(ctx, user, names.map((n) => `${folder}/${n}`), { content: distinctContents(64) });
+  const s3 = await ctx.baselineS3();
+  const opts = latencyOpts(scale);
+  let direct;
+  if (s3) {
+    await putKeys(ctx, s3, 'folder100/', names);
+    direct = await timedLoop(async () => {
+      const started = performance.now();
+      const page = await s3.client.listObjectsV2Query(s3.bucket, 'folder100/', '', '/', 1000, '');
+      if (page.objects.filter((o) => o.name).length !== names.length) throw new Error('direct LIST: wrong count');
+      return performance.now() - started;
+    }, opts);
+  }
+  const url = `${ctx.target.url}/v1/agent/files?path=${q(folder)}`;
+  const { body, res } = await getJson(url, user);
+  if (body.entries?.length !== names.length) throw new Error(`list ${folder}: ${body.entries?.length} entries (want ${names.length})`);
+  const system = await measuredLoop(ctx, url, { authorization: `Bearer ${user.token}` }, opts);
+  return {
+    value: system.p50,
+    unit: 'ms',
+    baseline: direct?.p50 ?? null,
+    p50: system.p50,
+    p99: system.p99,
+    notes:
+      `One folder of ${names.length} files (uploaded at ${scale.fileSeedConcurrency} concurrent in ${fmt(seed.seconds, 2)} s), listed with sizes, ${fmt(res.bytes / 1024, 1)} KiB of JSON; ` +
+      `sequential, ${system.samples} requests, ${cpuPer(system.cpu, system.samples, 'request')}. ` +
+      (direct
+        ? `Baseline: ListObjectsV2 of the same names in one prefix of the same store (delimiter /), p50 ${fmt(direct.p50)} ms, p99 ${fmt(direct.p99)} ms over ${direct.samples}`
+        : 'No baseline: no S3 settings'),
+  };
+}
+
+/** The direct recursive LIST of the tree's names in the bench's bucket, timed like the system's. */
+async function directTreeList(ctx, s3, tree, opts) {
+  const prefix = 'list10k/';
+  const names = Array.from({ length: tree.dirs }, (_, d) => tree.names.map((n) => `${tree.unitName(d)}/${n}`)).flat();
+  const started = performance.now();
+  await putKeys(ctx, s3, prefix, names);
+  const seedS = (performance.now() - started) / 1000;
+  const pageMs = [];
+  let incomplete;
+  const loop = await timedLoop(async () => {
+    const listed = await timedList(s3.client, s3.bucket, prefix, MAX_SECONDS);
+    if (!listed.complete) incomplete = listed;
+    else if (listed.count !== names.length) throw new Error(`direct LIST found ${listed.count} keys (want ${names.length})`);
+    pageMs.push(...listed.pages);
+    return listed.ms;
+  }, { ...opts, minSamples: Math.min(opts.minSamples, 5) });
+  if (incomplete) {
+    return `Baseline: a direct recursive ListObjectsV2 of the same names did not finish in ${MAX_SECONDS} s (${incomplete.count} keys in ${incomplete.pages.length} pages)`;
+  }
+  return {
+    ...loop,
+    note:
+      `Baseline: direct recursive ListObjectsV2 of the same ${names.length} names in the same store (PUT there at ${ctx.scale.fileSeedConcurrency} concurrent in ${fmt(seedS)} s; ` +
+      `1,000 per page, a page p50 ${fmt(quantile(pageMs, 0.5))} ms), p50 ${fmt(loop.p50)} ms, p99 ${fmt(loop.p99)} ms over ${loop.samples}`,
+  };
+}
+
+export async function list10k(ctx) {
+  const { scale } = ctx;
+  const tree = await tree10k(ctx);
+  const { user } = tree;
+  const opts = latencyOpts(scale);
+  const s3 = await ctx.baselineS3();
+  // First the store alone, while nothing else uses it.
+  const direct = s3 ? await directTreeList(ctx, s3, tree, opts) : undefined;
+  const url = `${ctx.target.url}/v1/agent/files?path=${q(tree.root)}&recursive=true`;
+  const { body, res } = await getJson(url, user);
+  const want = tree.files + tree.dirs;
+  if (body.entries?.length !== want) throw new Error(`list: ${body.entries?.length} entries (want ${want})`);
+  if (body.hasMore) throw new Error('list: a listing without limit answered hasMore (not the whole tree)');
+  const system = await measuredLoop(ctx, url, { authorization: `Bearer ${user.token}` }, opts);
+  const directNote = typeof direct === 'string' ? direct : (direct?.note ?? 'No baseline: no S3 settings');
+  return {
+    value: system.p50,
+    unit: 'ms',
+    baseline: typeof direct === 'object' ? direct.p50 : null,
+    p50: system.p50,
+    p99: system.p99,
+    notes:
+      `${tree.files} files in ${tree.dirs} folders (seeded: ${tree.seed.how}); recursive list without limit of ${want} entries, ${fmt(res.bytes / 1024, 0)} KiB of JSON; ` +
+      `sequential, ${system.samples} requests, ${cpuPer(system.cpu, system.samples, 'request')}. ${directNote}`,
+  };
+}
+
+/** Moves `from` → `to` and back; resolves with the two ms. */
+async function roundTrip(user, from, to) {
+  const there = await treeOp(user, 'move', from, to);
+  const back = await treeOp(user, 'move', to, from);
+  return [there.ms, back.ms];
+}
+
+export async function move10k(ctx) {
+  const { scale } = ctx;
+  const tree = await tree10k(ctx);
+  const { user, root } = tree;
+  const away = `${root}-moved`;
+  const folder = `${root}/${tree.unitName(0)}`;
+  const folderAway = '/files/moved-folder';
+  // Unmeasured first round trip, checked: everything arrives, nothing stays behind.
+  await treeOp(user, 'move', root, away);
+  const { body } = await getJson(`${ctx.target.url}/v1/agent/files?path=${q(away)}&recursive=true&includeStats=false`, user);
+  const gone = await user.call('GET', `/v1/agent/files?path=${q(root)}`);
+  await treeOp(user, 'move', away, root);
+  if (body.entries?.length !== tree.files + tree.dirs) throw new Error(`after a move: ${body.entries?.length} entries (want ${tree.files + tree.dirs})`);
+  if (gone.status !== 404) throw new Error(`after a move, the source still lists (HTTP ${gone.status})`);
+  const big = [];
+  const small = [];
+  const cpu = {};
+  const started = performance.now();
+  // The 10k tree and one of its folders alternate, so drift on a shared machine hits both.
+  for (let r = 0; r < scale.moveRounds && !(r > 0 && (performance.now() - started) / 1000 >= 2 * MAX_SECONDS); r++) {
+    const meter = cpuMeter(stackPids(ctx));
+    big.push(...(await roundTrip(user, root, away)));
+    addCpu(cpu, meter());
+    small.push(...(await roundTrip(user, folder, folderAway)));
+  }
+  return {
+    value: median(big),
+    unit: 'ms',
+    baseline: median(small),
+    p50: median(big),
+    p99: quantile(big, 0.99),
+    notes:
+      `POST /v1/agent/files/move of a folder of ${tree.files} files in ${tree.dirs} folders, back and forth, ${big.length} moves: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ` +
+      `${cpuPer(cpu, big.length, 'move')} (Redis's own not counted: the index works there). Baseline: moving one of its folders (${tree.perDir} files) the same way, alternated: ` +
+      `p50 ${fmt(median(small))} ms, p99 ${fmt(quantile(small, 0.99))} ms over ${small.length} (ratio ≈ 1 would be a move independent of the tree's size)`,
+  };
+}
