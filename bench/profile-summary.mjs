@@ -6,7 +6,7 @@ import { basename } from 'node:path';
 const args = process.argv.slice(2);
 const topAt = args.indexOf('--top');
 const top = topAt >= 0 ? Number(args[topAt + 1]) : 25;
-const files = args.filter((a, i) => a !== '--top' && i !== topAt + 1);
+const files = args.filter((a, i) => a !== '--top' && !(topAt >= 0 && i === topAt + 1));
 
 /** The package (node_modules/<name>), workspace dir, or Node part a script URL belongs to. */
 function area(url, name) {

@@ -28,10 +28,14 @@ async function sha256(source: AsyncIterable<Uint8Array>): Promise<{ hex: string;
   return { hex: hash.digest('hex'), size };
 }
 
-/** Waits until the files service has logged the end of an UploadFile call that failed. */
+/** Upload calls of the files service that ended without a commit: an AbortUpload, or a failed upload call. */
+function uploadsGivenUp(s: Stack): number {
+  return s.logsOf('files').filter((l) => String(l.method).endsWith('/AbortUpload') || (/Upload/.test(String(l.method)) && l.code !== undefined && l.code !== 'OK')).length;
+}
+
+/** Waits until the files service has heard that `count` uploads ended without a commit. */
 async function uploadCallFailed(s: Stack, count: number): Promise<void> {
-  const failed = () => s.logsOf('files').filter((l) => String(l.method).endsWith('/UploadFile') && l.code !== undefined && l.code !== 'OK').length;
-  await expect.poll(failed, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(count);
+  await expect.poll(() => uploadsGivenUp(s), { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(count);
 }
 
 /** Starts an upload of `total` bytes and aborts the request once `abortAfter` bytes were produced. */
@@ -60,7 +64,7 @@ describe('files — download (CONTRACT §4, §5)', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/markdown');
     expect(res.headers.get('content-length')).toBe('9');
-    expect(res.headers.get('etag')).toMatch(/^"[^"]+"$/);
+    expect(res.headers.get('etag')).toBe(`"${createHash('sha256').update('# Report\n').digest('hex')}"`);
     expect(new Date(res.headers.get('last-modified')!).getTime()).toBeGreaterThan(Date.now() - 60_000);
     expect(res.headers.get('accept-ranges')).toBe('bytes');
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="report.md"; filename*=UTF-8''report.md`);
@@ -147,19 +151,21 @@ describe('files — streamed transfers (CONTRACT §5)', () => {
     }
     const up = await upload(stack.url, u, { filename: 'big.bin', content: sent() });
     expect(up.status, up.text).toBe(200);
-    expect(up.body).toEqual({ success: true, path: '/files/big.bin', size, mimeType: 'application/octet-stream' });
+    const hex = hash.digest('hex');
+    expect(up.body).toEqual({ success: true, path: '/files/big.bin', size, mimeType: 'application/octet-stream', sha256: hex });
     const res = await download(stack, u, '/files/big.bin');
     expect(res.headers.get('content-length')).toBe(String(size));
+    expect(res.headers.get('etag')).toBe(`"${hex}"`);
     const got = await sha256(res.body as AsyncIterable<Uint8Array>);
     expect(got.size).toBe(size);
-    expect(got.hex).toBe(hash.digest('hex'));
+    expect(got.hex).toBe(hex);
     expect(expected.size).toBe(size);
     await u.request('DELETE', '/v1/agent/files?path=/files/big.bin');
   }, 180_000);
 
   it('transfer — a client that aborts mid-upload leaves nothing; an aborted overwrite keeps the old content', async () => {
     const u = await stack.user();
-    const before = stack.logsOf('files').filter((l) => String(l.method).endsWith('/UploadFile') && l.code !== 'OK' && l.code !== undefined).length;
+    const before = uploadsGivenUp(stack);
     await abortedUpload(stack, u, { path: '/files/aborted.bin' }, 50 * MiB, 20 * MiB);
     await upload(stack.url, u, { filename: 'keep.txt', content: 'the original' });
     await abortedUpload(stack, u, { path: '/files/keep.txt', onConflict: 'overwrite' }, 50 * MiB, 12 * MiB);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { q, upload, uploadParts } from './support/files.js';
 import { startStack, type ApiUser, type Stack } from './support/stack.js';
@@ -86,7 +87,7 @@ describe('files — list (CONTRACT §5)', () => {
     const paths = res.body.entries.map((e: { path: string }) => e.path);
     expect(paths).toEqual(['/files/Z.bin', '/files/a', '/files/a b.txt', '/files/b.md', '/files/projects', '/files/é.txt', '/files/\uff5e.txt', '/files/😀.txt']);
     const file = res.body.entries.find((e: { path: string }) => e.path === '/files/b.md');
-    expect(file).toEqual({ path: '/files/b.md', name: 'b.md', type: 'file', size: 4, modifiedAt: expect.stringMatching(ISO_MS), mimeType: 'text/markdown' });
+    expect(file).toEqual({ path: '/files/b.md', name: 'b.md', type: 'file', size: 4, modifiedAt: expect.stringMatching(ISO_MS), mimeType: 'text/markdown', sha256: createHash('sha256').update('data').digest('hex') });
     expect(res.body.entries.find((e: { path: string }) => e.path === '/files/a')).toEqual({ path: '/files/a', name: 'a', type: 'directory' });
     expect(res.body.entries.find((e: { path: string }) => e.path === '/files/Z.bin').mimeType).toBe('application/octet-stream');
   });
@@ -234,7 +235,7 @@ describe('files — upload form (CONTRACT §5)', () => {
   it('upload — destination: no path, a trailing slash, an existing directory, a full path; query parameters work too', async () => {
     const u = await stack.user();
     const up = (fields: { path?: string }, filename = 'notes.md') => upload(stack.url, u, { filename, content: 'n' }, fields);
-    expect((await up({})).body).toEqual({ success: true, path: '/files/notes.md', size: 1, mimeType: 'text/markdown' });
+    expect((await up({})).body).toEqual({ success: true, path: '/files/notes.md', size: 1, mimeType: 'text/markdown', sha256: createHash('sha256').update('n').digest('hex') });
     expect((await up({ path: '/files/new/' })).body.path).toBe('/files/new/notes.md');
     expect((await up({ path: '/files/new' }, 'other.txt')).body.path).toBe('/files/new/other.txt');
     expect((await up({ path: '/files/new/renamed.json' })).body).toMatchObject({ path: '/files/new/renamed.json', mimeType: 'application/json' });

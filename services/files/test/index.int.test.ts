@@ -42,10 +42,10 @@ describe('files index', () => {
     const all = (await tree(files, u, '/files/p')).map((p) => p.slice('/files/p/'.length));
     expect(all).toEqual([...names].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))));
     const first = await files.workspace.listPage(u, '/files/p', false, 4, '');
-    expect(first.entries.map((e) => e.name)).toEqual(all.slice(0, 4));
+    expect(first.entries.map((e) => e.path.slice('/files/p/'.length))).toEqual(all.slice(0, 4));
     await files.workspace.delete(u, `/files/p/${all[1]}`, false);
     const second = await files.workspace.listPage(u, '/files/p', false, 4, first.next!);
-    expect(second.entries.map((e) => e.name)).toEqual(all.slice(4));
+    expect(second.entries.map((e) => e.path.slice('/files/p/'.length))).toEqual(all.slice(4));
     expect(second.next).toBeUndefined();
     await expect(files.workspace.listPage(u, '/files', false, 4, first.next!)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'cursor' } });
     await expect(files.workspace.listPage(files.user(), '/files/p', false, 4, first.next!)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });

@@ -65,6 +65,6 @@ export function put(files: Files, userId: string, path: string, content: string,
 /** Every entry path under `path`, recursively. */
 export async function tree(files: Files, userId: string, path = '/files'): Promise<string[]> {
   const out: string[] = [];
-  for await (const step of files.workspace.list(userId, path, true)) out.push(...step.entries.map((e) => (e.type === 'directory' ? `${e.path}/` : e.path)));
+  for (const e of (await files.workspace.list(userId, path, true)).entries) out.push(e.entry ? e.path : `${e.path}/`);
   return out;
 }

@@ -3,9 +3,12 @@
  * keys, which share the user's hash tag, so each runs atomically on one Redis Cluster slot.
  *
  * Keys, under the prefix P = `{u:<tenant>}:fs:`:
- *   P e          HASH   file path → "size|mtimeMs|sha256|objectKey|revision"
- *   P z          ZSET   every path (files and directories), score 0: byte-ordered recursive listings
- *   P c:<dir>    ZSET   the names directly in <dir>; a directory exists while its set does
+ *   P e          HASH   file path → its entry, "size|mtimeMs|sha256|objectKey|revision"
+ *   P z          ZSET   every path, score 0: a directory as its path, a file as "path\0entry",
+ *                       so a byte-ordered recursive listing (or a page of it) is one native
+ *                       ZRANGEBYLEX that carries the entries ("\0" sorts before any path byte)
+ *   P c:<dir>    ZSET   what is directly in <dir>, the same way by name ("name", "name\0entry");
+ *                       a directory exists while its set does
  *   P refs       HASH   object key → how many entries and pins reference it
  *   P gc         ZSET   object key → when nothing referenced it any more (the sweeper's work)
  *   P log        STREAM the user's changes (CONTRACT §10), trimmed to what must be kept
@@ -56,28 +59,62 @@ local function fileAbove(p)
   return found
 end
 
--- Links a new entry into the tree: its parents' child sets, creating directories as needed.
-local function attach(p)
-  redis.call('ZADD', Z, 0, p)
+-- A file's member in the sorted sets carries its entry; a directory's is its bare name.
+local function member(p, v)
+  if v then return p .. '\\0' .. v end
+  return p
+end
+local function decode(m)
+  local p, v = m:match('^(.-)%z(.*)$')
+  if p then return p, v end
+  return m, nil
+end
+
+-- Links a new entry (a file with its entry v, or a directory) into the tree: its parents'
+-- child sets, creating directories as needed.
+local function attach(p, v)
+  redis.call('ZADD', Z, 0, member(p, v))
+  local parent, name = split(p)
+  local m = member(name, v)
   while true do
-    local parent, name = split(p)
     local existed = parent == ROOT or redis.call('EXISTS', children(parent)) == 1
-    redis.call('ZADD', children(parent), 0, name)
+    redis.call('ZADD', children(parent), 0, m)
     if existed then return end
     redis.call('ZADD', Z, 0, parent)
-    p = parent
+    parent, m = split(parent)
   end
 end
 
 -- Unlinks an entry; directories left empty above it go with it.
-local function detach(p)
-  redis.call('ZREM', Z, p)
+local function detach(p, v)
+  redis.call('ZREM', Z, member(p, v))
+  local parent, name = split(p)
+  local m = member(name, v)
   while true do
-    local parent, name = split(p)
-    redis.call('ZREM', children(parent), name)
+    redis.call('ZREM', children(parent), m)
     if parent == ROOT or redis.call('EXISTS', children(parent)) == 1 then return end
     redis.call('ZREM', Z, parent)
-    p = parent
+    parent, m = split(parent)
+  end
+end
+
+-- Gives the file at p (linked with entry old) the entry v.
+local function replace(p, old, v)
+  local parent, name = split(p)
+  redis.call('ZREM', Z, member(p, old))
+  redis.call('ZADD', Z, 0, member(p, v))
+  redis.call('ZREM', children(parent), member(name, old))
+  redis.call('ZADD', children(parent), 0, member(name, v))
+  redis.call('HSET', E, p, v)
+end
+
+-- Stores a file at p: replaces what is there (entry old) or links it anew.
+local function store(p, old, v)
+  if old then
+    replace(p, old, v)
+  else
+    redis.call('HSET', E, p, v)
+    attach(p, v)
   end
 end
 
@@ -113,10 +150,6 @@ local function emit(template, t, subject, data)
   event.data = data
   redis.call('RPUSH', KEYS[2], cjson.encode(event))
 end
-
-local function under(p, dir)
-  return p:sub(1, #dir + 1) == dir .. '/'
-end
 `;
 
 /**
@@ -146,8 +179,8 @@ if upload ~= '' then
   redis.call('HDEL', P .. 'up', upload)
   redis.call('ZREM', P .. 'upx', upload)
 end
-if old then unref(field(old, 4)) else attach(path) end
-redis.call('HSET', E, path, v)
+if old then unref(field(old, 4)) end
+store(path, old, v)
 ref(field(v, 4))
 local t = old and 'updated' or 'created'
 log(t, 'file', path, nil, v)
@@ -181,7 +214,7 @@ local path, recursive = ARGV[5], ARGV[6] == '1'
 local old = redis.call('HGET', E, path)
 if old then
   redis.call('HDEL', E, path)
-  detach(path)
+  detach(path, old)
   unref(field(old, 4))
   log('deleted', 'file', path)
   emit(ARGV[7], 'file.deleted', path, { userId = ARGV[8], path = path, kind = 'file' })
@@ -192,18 +225,18 @@ if not recursive then return { 'DIRECTORY_NOT_EMPTY', path } end
 local lo, hi = '[' .. path .. '/', '(' .. path .. '0'
 local removed = 0
 for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, lo, hi)) do
-  local v = redis.call('HGET', E, m)
+  local p, v = decode(m)
   if v then
-    redis.call('HDEL', E, m)
+    redis.call('HDEL', E, p)
     unref(field(v, 4))
     removed = removed + 1
   else
-    redis.call('DEL', children(m))
+    redis.call('DEL', children(p))
   end
 end
 redis.call('ZREMRANGEBYLEX', Z, lo, hi)
 redis.call('DEL', children(path))
-detach(path)
+detach(path, nil)
 log('deleted', 'directory', path)
 emit(ARGV[7], 'file.deleted', path, { userId = ARGV[8], path = path, kind = 'directory' })
 return { 'OK', 'directory', removed }
@@ -244,46 +277,47 @@ if src then
   local v = op == 'copy' and withRev(src, NOW, nextRev()) or withRev(src, nil, nextRev())
   if op == 'move' then
     redis.call('HDEL', E, from)
-    detach(from)
+    detach(from, src)
   else
     ref(field(src, 4))
   end
-  if dst then unref(field(dst, 4)) else attach(to) end
-  redis.call('HSET', E, to, v)
+  if dst then unref(field(dst, 4)) end
+  store(to, dst, v)
 else
   local lo, hi = '[' .. from .. '/', '(' .. from .. '0'
   local cut = #from + 1
   local members = redis.call('ZRANGEBYLEX', Z, lo, hi)
   if op == 'move' then
     for _, m in ipairs(members) do
-      local target = to .. m:sub(cut)
-      local v = redis.call('HGET', E, m)
+      local p, v = decode(m)
+      local target = to .. p:sub(cut)
       if v then
-        redis.call('HDEL', E, m)
+        redis.call('HDEL', E, p)
         redis.call('HSET', E, target, v)
       else
-        redis.call('RENAME', children(m), children(target))
+        redis.call('RENAME', children(p), children(target))
       end
-      redis.call('ZADD', Z, 0, target)
+      redis.call('ZADD', Z, 0, member(target, v))
     end
     redis.call('ZREMRANGEBYLEX', Z, lo, hi)
     redis.call('RENAME', children(from), children(to))
-    detach(from)
+    detach(from, nil)
   else
+    -- Copies get new revisions, so their members differ: the child sets are built anew.
     for _, m in ipairs(members) do
-      local target = to .. m:sub(cut)
-      local v = redis.call('HGET', E, m)
+      local p, v = decode(m)
+      local target = to .. p:sub(cut)
+      local parent, name = split(target)
       if v then
         ref(field(v, 4))
-        redis.call('HSET', E, target, withRev(v, NOW, nextRev()))
-      else
-        redis.call('COPY', children(m), children(target))
+        v = withRev(v, NOW, nextRev())
+        redis.call('HSET', E, target, v)
       end
-      redis.call('ZADD', Z, 0, target)
+      redis.call('ZADD', Z, 0, member(target, v))
+      redis.call('ZADD', children(parent), 0, member(name, v))
     end
-    redis.call('COPY', children(from), children(to))
   end
-  attach(to)
+  attach(to, nil)
 end
 local v = src and redis.call('HGET', E, to) or nil
 if op == 'move' then
@@ -296,35 +330,6 @@ else
   emit(ARGV[10], 'file.created', to, data)
 end
 return { 'OK', to, kind }
-`;
-
-/**
- * One page of a listing (read only): ARGV[5] path, [6] '1' recursive, [7] after (exclusive,
- * '' from the start), [8] limit. → {'OK', more ('1'|'0'), path1, entry1 ('' for a directory),
- * …}, {'FILE', entry} for a file, or {'FILE_NOT_FOUND'}.
- */
-export const LIST = `${PRELUDE}
-local path, recursive, after, limit = ARGV[5], ARGV[6] == '1', ARGV[7], tonumber(ARGV[8])
-if path ~= ROOT then
-  local v = redis.call('HGET', E, path)
-  if v then return { 'FILE', v } end
-  if not isdir(path) then return { 'FILE_NOT_FOUND' } end
-end
-local paths
-if recursive then
-  local lo = after ~= '' and ('(' .. after) or ('[' .. path .. '/')
-  paths = redis.call('ZRANGEBYLEX', Z, lo, '(' .. path .. '0', 'LIMIT', 0, limit + 1)
-else
-  local lo = after ~= '' and ('(' .. after:sub(#path + 2)) or '-'
-  paths = redis.call('ZRANGEBYLEX', children(path), lo, '+', 'LIMIT', 0, limit + 1)
-  for i, name in ipairs(paths) do paths[i] = path .. '/' .. name end
-end
-local out = { 'OK', #paths > limit and '1' or '0' }
-for i = 1, math.min(#paths, limit) do
-  out[#out + 1] = paths[i]
-  out[#out + 1] = redis.call('HGET', E, paths[i]) or ''
-end
-return out
 `;
 
 /**
@@ -377,8 +382,7 @@ return #pins / 2
 export const IMPORT = `${PRELUDE}
 local path, v = ARGV[5], ARGV[6]
 if redis.call('HEXISTS', E, path) == 1 or isdir(path) or fileAbove(path) then return 0 end
-attach(path)
-redis.call('HSET', E, path, v)
+store(path, nil, v)
 ref(field(v, 4))
 return 1
 `;

@@ -6,6 +6,8 @@ import type { ConflictMode, FileIndex, IndexListPage, MoveOutcome, PendingUpload
 import * as lua from './index.lua.js';
 
 type Reply = (string | number | null)[];
+
+const ROOT_PATH = '/files';
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 
 const SCRIPTS = {
@@ -13,7 +15,6 @@ const SCRIPTS = {
   fsPrecheck: lua.PRECHECK,
   fsDelete: lua.DELETE,
   fsMove: lua.MOVE,
-  fsList: lua.LIST,
   fsStat: lua.STAT,
   fsPin: lua.PIN,
   fsUnpinAgent: lua.UNPIN_AGENT,
@@ -133,16 +134,38 @@ export class RedisFileIndex implements FileIndex {
     return { path: String(reply[1]), kind: reply[2] as 'file' | 'directory' };
   }
 
+  /**
+   * One page of a listing in one MULTI of native commands (atomic, no script): the entries ride
+   * in the sorted sets' members (see index.lua.ts), and the latest change id is the version.
+   */
   async list(userId: string, input: { path: string; recursive: boolean; after: string; limit: number }): Promise<IndexListPage> {
-    const reply = await this.#run('fsList', this.keys.prefix(userId), userTag(userId), [input.path, input.recursive ? '1' : '0', input.after, input.limit]);
-    if (reply[0] === 'FILE') return { kind: 'file', entry: decodeEntry(String(reply[1])) };
-    refusal(reply);
-    const entries: Extract<IndexListPage, { kind: 'directory' }>['entries'] = [];
-    for (let i = 2; i + 1 < reply.length; i += 2) {
-      const raw = String(reply[i + 1]);
-      entries.push({ path: String(reply[i]), entry: raw === '' ? undefined : decodeEntry(raw) });
+    const prefix = this.keys.prefix(userId);
+    const { path, recursive, after, limit } = input;
+    // NUL then a non-ASCII byte sorts after every "<after>\0<entry>" member (entries are ASCII) and before any longer path.
+    const next = (from: string) => `(${from}\0\xff`;
+    const range = recursive
+      ? [`${prefix}z`, after ? next(after) : `[${path}/`, `(${path}0`]
+      : [`${prefix}c:${path}`, after ? next(after.slice(path.length + 1)) : '-', '+'];
+    const replies = await this.#redis
+      .multi()
+      .hget(`${prefix}e`, path)
+      .exists(`${prefix}c:${path}`)
+      .xrevrange(`${prefix}log`, '+', '-', 'COUNT', 1)
+      .zrangebylex(range[0]!, range[1]!, range[2]!, 'LIMIT', 0, limit + 1)
+      .exec();
+    const failed = replies?.find(([err]) => err)?.[0];
+    if (!replies || failed) throw failed ?? new Error('the listing transaction was aborted');
+    const [file, dir, latest, members] = replies.map(([, value]) => value) as [string | null, number, [string, string[]][], string[]];
+    if (path !== ROOT_PATH) {
+      if (file !== null) return { kind: 'file', entry: decodeEntry(file) };
+      if (dir === 0) throw errors.notFound('file', path);
     }
-    return { kind: 'directory', entries, more: reply[1] === '1' };
+    const base = recursive ? '' : `${path}/`;
+    const entries = members.slice(0, limit).map((m) => {
+      const cut = m.indexOf('\0');
+      return cut < 0 ? { path: base + m, entry: undefined } : { path: base + m.slice(0, cut), entry: decodeEntry(m.slice(cut + 1)) };
+    });
+    return { kind: 'directory', entries, more: members.length > limit, version: latest[0]?.[0] ?? '0-0' };
   }
 
   async stat(userId: string, paths: readonly string[]): Promise<(IndexEntry | 'directory' | undefined)[]> {

@@ -31,9 +31,19 @@ export function decodeEntry(raw: string): IndexEntry {
   return { size: Number(size), mtime: Number(mtime), sha256, key, revision };
 }
 
+const byExtension = new Map<string, string>();
+
 /** The media type of a file name's extension (`.md` → text/markdown), else application/octet-stream. */
 export function mimeTypeOf(name: string): string {
-  return mime.lookup(name) || OCTET_STREAM;
+  const dot = name.lastIndexOf('.');
+  const ext = dot >= 0 ? name.slice(dot).toLowerCase() : '';
+  let type = byExtension.get(ext);
+  if (type === undefined) {
+    type = mime.lookup(name) || OCTET_STREAM;
+    // Extensions are few; names without one (or odd ones) are looked up each time.
+    if (ext !== '' && byExtension.size < 10_000) byExtension.set(ext, type);
+  }
+  return type;
 }
 
 export function lastSegment(path: string): string {
@@ -47,4 +57,17 @@ export function fileEntry(path: string, e: IndexEntry): FileEntry {
 
 export function directoryEntry(path: string): Entry {
   return { type: 'directory', path, name: lastSegment(path) };
+}
+
+/**
+ * A listed path as the HTTP API's JSON entry (CONTRACT §5): `{path, name, type}`, plus the stats
+ * of a file when asked. Rendered here, once, straight from the index entry: a listing of
+ * 10,000 files makes 10,000 strings, not objects to be encoded field by field by each process
+ * it passes.
+ */
+export function entryJson(path: string, e: IndexEntry | undefined, includeStats: boolean): string {
+  const name = lastSegment(path);
+  const head = `{"path":${JSON.stringify(path)},"name":${JSON.stringify(name)},"type":"${e ? 'file' : 'directory'}"`;
+  if (!e || !includeStats) return `${head}}`;
+  return `${head},"size":${e.size},"modifiedAt":"${new Date(e.mtime).toISOString()}","mimeType":${JSON.stringify(mimeTypeOf(name))},"sha256":"${e.sha256}"}`;
 }

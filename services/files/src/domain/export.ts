@@ -64,7 +64,7 @@ export function archiverSafeName(name: string): string {
  */
 export function exportFolder(options: {
   blobs: BlobStore;
-  items: AsyncIterable<ExportItem>;
+  items: Iterable<ExportItem> | AsyncIterable<ExportItem>;
   rootName: string;
   logger: Logger;
   signal?: AbortSignal | undefined;
@@ -97,7 +97,9 @@ export function exportFolder(options: {
   void (async () => {
     const ahead: Promise<Opened>[] = [];
     try {
-      const listing = options.items[Symbol.asyncIterator]();
+      const listing = (async function* () {
+        yield* options.items;
+      })();
       let listed = false;
       for (;;) {
         while (!listed && ahead.length < PREFETCH) {

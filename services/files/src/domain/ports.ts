@@ -19,7 +19,13 @@ export interface PendingUpload {
 /** One page of a listing from the index. */
 export type IndexListPage =
   | { kind: 'file'; entry: IndexEntry }
-  | { kind: 'directory'; entries: { path: string; entry: IndexEntry | undefined }[]; more: boolean };
+  | {
+      kind: 'directory';
+      entries: { path: string; entry: IndexEntry | undefined }[];
+      more: boolean;
+      /** The user's latest change when the page was read: equal versions, one state of the tree. */
+      version: string;
+    };
 
 export interface MoveOutcome {
   path: string;

@@ -11,14 +11,23 @@ import type { BlobStore, ConflictMode, FileIndex } from './ports.js';
 /** Listing pages (CONTRACT §10): 1,000 entries unless asked otherwise, at most 10,000. */
 export const DEFAULT_PAGE = 1_000;
 export const MAX_PAGE = 10_000;
-/** An export's first listing step is short, so its first entry starts without waiting for a full one. */
-const EXPORT_FIRST_PAGE = 50;
-/** An unpaged listing is read from the index in steps of this many entries. */
+/**
+ * An unpaged listing is read from the index in steps of this many entries (a step blocks Redis
+ * for its duration); when the tree keeps changing between steps, the last attempt reads it all
+ * in one step.
+ */
 const UNPAGED_STEP = 20_000;
+const SNAPSHOT_ATTEMPTS = 3;
+/** "Everything at once" (the script sends the limit to Redis as a whole number). */
+const ONE_STEP = 10_000_000;
+
+/** A listed path: a file with its index entry, or a directory (no entry). */
+export type ListedPath = { path: string; entry: IndexEntry | undefined };
 
 export interface ListResult {
   path: string;
-  entries: Entry[];
+  /** The files (with their index entry) and directories listed, in byte order. */
+  entries: ListedPath[];
   /** Paged listings only: the next page's cursor, or undefined on the last page. */
   next?: string | undefined;
 }
@@ -42,17 +51,15 @@ export class Workspace {
     this.#downloadUrlSeconds = options.downloadUrlSeconds ?? 3600;
   }
 
-  /** Every entry under `rawPath` (or the one entry of a file), in byte order, step by step. */
-  async *list(userId: string, rawPath: string, recursive: boolean): AsyncIterable<ListResult> {
+  /**
+   * Every entry under `rawPath` (or the one entry of a file), in byte order, as of one state of
+   * the tree: a listing never sees half of a move, however long (CONTRACT §10).
+   */
+  async list(userId: string, rawPath: string, recursive: boolean): Promise<ListResult> {
     const path = parsePath(rawPath);
-    let after = '';
-    for (;;) {
-      const page = await this.#index.list(userId, { path: path.path, recursive, after, limit: UNPAGED_STEP });
-      if (page.kind === 'file') return yield { path: path.path, entries: [fileEntry(path.path, page.entry)] };
-      yield { path: path.path, entries: page.entries.map(toEntry) };
-      if (!page.more) return;
-      after = page.entries.at(-1)!.path;
-    }
+    const found = await this.#snapshot(userId, path.path, recursive);
+    if (found.kind === 'file') return { path: path.path, entries: [{ path: path.path, entry: found.entry }] };
+    return { path: path.path, entries: found.entries };
   }
 
   /** One page of at most `limit` entries after the cursor's position (CONTRACT §10). */
@@ -62,9 +69,9 @@ export class Workspace {
     const scope = `list:${recursive ? 'r' : 'd'}:${path.path}`;
     const after = cursor === '' ? '' : this.#cursors.verify(userId, scope, cursor);
     const page = await this.#index.list(userId, { path: path.path, recursive, after, limit });
-    if (page.kind === 'file') return { path: path.path, entries: after === '' ? [fileEntry(path.path, page.entry)] : [] };
+    if (page.kind === 'file') return { path: path.path, entries: after === '' ? [{ path: path.path, entry: page.entry }] : [] };
     const last = page.entries.at(-1)?.path;
-    return { path: path.path, entries: page.entries.map(toEntry), next: page.more && last ? this.#cursors.sign(userId, scope, last) : undefined };
+    return { path: path.path, entries: page.entries, next: page.more && last ? this.#cursors.sign(userId, scope, last) : undefined };
   }
 
   /** One file's metadata: IS_A_DIRECTORY for a directory (the root too), else FILE_NOT_FOUND. */
@@ -111,21 +118,43 @@ export class Workspace {
     return { from: from.path, path: moved.path };
   }
 
-  /** The files under a folder, in byte order, for an export: the first few come at once. */
-  async *exportItems(userId: string, rawPath: string): AsyncIterable<ExportItem> {
+  /**
+   * The files under a folder, in byte order, as of one state of the tree, for an export: the
+   * archive holds one tree or the other of a move, never parts of both.
+   */
+  async exportItems(userId: string, rawPath: string): Promise<ExportItem[]> {
     const path = parsePath(rawPath);
-    let after = '';
-    for (let limit = EXPORT_FIRST_PAGE; ; limit = DEFAULT_PAGE) {
-      const page = await this.#index.list(userId, { path: path.path, recursive: true, after, limit }).catch((err: { code?: string }) => {
-        if (err.code === 'FILE_NOT_FOUND') return undefined; // an empty folder exports an empty archive
-        throw err;
-      });
-      if (!page || page.kind === 'file') return;
-      for (const e of page.entries) {
-        if (e.entry) yield { rel: e.path.slice(path.path.length + 1), key: e.entry.key, modifiedAt: new Date(e.entry.mtime) };
+    const found = await this.#snapshot(userId, path.path, true).catch((err: { code?: string }) => {
+      if (err.code === 'FILE_NOT_FOUND') return undefined; // an empty folder exports an empty archive
+      throw err;
+    });
+    if (!found || found.kind === 'file') return [];
+    return found.entries.flatMap((e) => (e.entry ? [{ rel: e.path.slice(path.path.length + 1), key: e.entry.key, modifiedAt: new Date(e.entry.mtime) }] : []));
+  }
+
+  /**
+   * All of a listing, read in steps that each are atomic; when the tree changed between the
+   * steps (another version), read again, and at last in one step whatever its size.
+   */
+  async #snapshot(userId: string, path: string, recursive: boolean): Promise<{ kind: 'file'; entry: IndexEntry } | { kind: 'directory'; entries: ListedPath[] }> {
+    for (let attempt = 1; ; attempt++) {
+      const step = attempt < SNAPSHOT_ATTEMPTS ? UNPAGED_STEP : ONE_STEP;
+      const entries: ListedPath[] = [];
+      let version: string | undefined;
+      let consistent = true;
+      for (let after = ''; ; ) {
+        const page = await this.#index.list(userId, { path, recursive, after, limit: step });
+        if (page.kind === 'file') return page;
+        version ??= page.version;
+        if (page.version !== version) {
+          consistent = false;
+          break;
+        }
+        entries.push(...page.entries);
+        if (!page.more) break;
+        after = page.entries.at(-1)!.path;
       }
-      if (!page.more) return;
-      after = page.entries.at(-1)!.path;
+      if (consistent) return { kind: 'directory', entries };
     }
   }
 
@@ -150,6 +179,7 @@ export function uuidSibling(path: WorkspacePath): string {
   }
 }
 
-function toEntry(e: { path: string; entry: IndexEntry | undefined }): Entry {
+/** A listed path as the API's entry. */
+export function toEntry(e: ListedPath): Entry {
   return e.entry ? fileEntry(e.path, e.entry) : directoryEntry(e.path);
 }

@@ -1,15 +1,17 @@
 import { errors, requireUser, type AsyncService } from '@workspace/platform';
 import { EntryType, FilesServiceService, OnConflict, type FileEntry } from '@workspace/proto/workspace/files/v1/files';
 import type { Changes } from '../domain/changes.js';
-import type { Entry } from '../domain/entries.js';
+import { entryJson, type Entry } from '../domain/entries.js';
 import { exportFolder } from '../domain/export.js';
 import type { Knowledge } from '../domain/knowledge.js';
 import type { BlobStore, ConflictMode } from '../domain/ports.js';
 import type { Uploads } from '../domain/uploads.js';
-import { DEFAULT_PAGE, type Workspace } from '../domain/workspace.js';
+import { DEFAULT_PAGE, toEntry, type Workspace } from '../domain/workspace.js';
 
 /** Entries per ListFiles message, and bytes per ReadFile message: far below any message limit. */
 const LIST_BATCH = 1_000;
+/** Entries per ListFiles message rendered as JSON (each at most ~1.2 KiB). */
+const JSON_BATCH = 4_000;
 const READ_CHUNK = 1024 * 1024;
 /**
  * Export bytes go out in messages of at least this size: a message costs the same whatever its
@@ -70,18 +72,16 @@ export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof Files
   return {
     listFiles: async function* (req, ctx) {
       const userId = requireUser(ctx);
-      if (req.paged) {
-        const page = await workspace.listPage(userId, req.path, req.recursive, req.limit || DEFAULT_PAGE, req.cursor);
-        for (let i = 0; i === 0 || i < page.entries.length; i += LIST_BATCH) {
-          const last = i + LIST_BATCH >= page.entries.length;
-          yield { path: page.path, entries: page.entries.slice(i, i + LIST_BATCH).map(toProto), nextCursor: last ? (page.next ?? '') : '', hasMore: last && page.next !== undefined };
-        }
-        return;
-      }
-      for await (const step of workspace.list(userId, req.path, req.recursive)) {
-        for (let i = 0; i === 0 || i < step.entries.length; i += LIST_BATCH) {
-          yield { path: step.path, entries: step.entries.slice(i, i + LIST_BATCH).map(toProto), nextCursor: '', hasMore: false };
-        }
+      const found = req.paged
+        ? await workspace.listPage(userId, req.path, req.recursive, req.limit || DEFAULT_PAGE, req.cursor)
+        : await workspace.list(userId, req.path, req.recursive);
+      const batch = req.asJson ? JSON_BATCH : LIST_BATCH;
+      for (let i = 0; i === 0 || i < found.entries.length; i += batch) {
+        const last = i + batch >= found.entries.length;
+        const entries = found.entries.slice(i, i + batch);
+        const page = { nextCursor: last ? (found.next ?? '') : '', hasMore: last && found.next !== undefined };
+        if (req.asJson) yield { path: found.path, entries: [], entriesJson: Buffer.from(entries.map((e) => entryJson(e.path, e.entry, req.includeStats)).join(','), 'utf8'), ...page };
+        else yield { path: found.path, entries: entries.map((e) => toProto(toEntry(e))), entriesJson: Buffer.alloc(0), ...page };
       }
     },
     statFile: async (req, ctx) => toProto(await workspace.stat(requireUser(ctx), req.path)),
@@ -119,7 +119,7 @@ export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof Files
       return { cursor: out.cursor, hasMore: out.hasMore, changes: out.changes.map((c) => ({ ...c, from: c.from ?? '', sha256: c.sha256 ?? '', size: c.size })) };
     },
     exportFolder: async function* (req, ctx) {
-      const items = workspace.exportItems(requireUser(ctx), req.path);
+      const items = await workspace.exportItems(requireUser(ctx), req.path);
       const zip = exportFolder({ blobs: deps.blobs, items, rootName: req.rootName, logger: ctx.logger, signal: ctx.signal });
       try {
         yield* batched(zip as AsyncIterable<Uint8Array>, STREAM_MESSAGE_BYTES);

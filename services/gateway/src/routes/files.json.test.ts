@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EntryType, OnConflict, type Change } from '@workspace/proto/workspace/files/v1/files';
-import { changeJson, conflictMode, entryJson } from './files.json.js';
+import { OnConflict, type Change } from '@workspace/proto/workspace/files/v1/files';
+import { changeJson, conflictMode } from './files.json.js';
 
 const change = (fields: Partial<Change>): Change => ({ type: 'created', kind: 'file', path: '/files/a.txt', from: '', at: '2024-05-01T12:00:00.000Z', sha256: '', ...fields });
 const SHA = 'ab'.repeat(32);
@@ -16,13 +16,6 @@ describe('files json', () => {
     expect(moved).toEqual({ type: 'moved', kind: 'directory', path: '/files/new', from: '/files/old', at: '2024-05-01T12:00:00.000Z' });
     const deleted = changeJson(change({ type: 'deleted', from: '/files/ignored', sha256: SHA }));
     expect(deleted).toEqual({ type: 'deleted', kind: 'file', path: '/files/a.txt', at: '2024-05-01T12:00:00.000Z' });
-  });
-
-  it('entry json — files carry sha256 with their stats; directories and includeStats=false carry none', () => {
-    const file = { path: '/files/a.md', name: 'a.md', type: EntryType.ENTRY_TYPE_FILE, size: 3, modifiedAt: '2024-05-01T12:00:00.000Z', mimeType: 'text/markdown', sha256: SHA };
-    expect(entryJson(file, true)).toEqual({ path: '/files/a.md', name: 'a.md', type: 'file', size: 3, modifiedAt: '2024-05-01T12:00:00.000Z', mimeType: 'text/markdown', sha256: SHA });
-    expect(entryJson(file, false)).toEqual({ path: '/files/a.md', name: 'a.md', type: 'file' });
-    expect(entryJson({ ...file, path: '/files/d', name: 'd', type: EntryType.ENTRY_TYPE_DIRECTORY }, true)).toEqual({ path: '/files/d', name: 'd', type: 'directory' });
   });
 
   it('conflict mode — the three names, nothing else (not even inherited keys)', () => {

@@ -1,4 +1,4 @@
-import { EntryType, OnConflict, type Change, type FileEntry } from '@workspace/proto/workspace/files/v1/files';
+import { OnConflict, type Change } from '@workspace/proto/workspace/files/v1/files';
 
 /** `onConflict` as the API spells it (CONTRACT §5, §10); its schema accepts only these keys. */
 export const CONFLICT_MODES = {
@@ -12,13 +12,6 @@ export type ConflictMode = keyof typeof CONFLICT_MODES;
 /** The proto value of a mode, or undefined for anything else (a form field is not schema-checked). */
 export function conflictMode(mode: string): OnConflict | undefined {
   return Object.hasOwn(CONFLICT_MODES, mode) ? CONFLICT_MODES[mode as ConflictMode] : undefined;
-}
-
-/** A listing entry (CONTRACT §5): files carry their stats unless includeStats=false; directories never do. */
-export function entryJson(e: FileEntry, includeStats: boolean) {
-  const type = e.type === EntryType.ENTRY_TYPE_DIRECTORY ? 'directory' : 'file';
-  const base = { path: e.path, name: e.name, type };
-  return type === 'file' && includeStats ? { ...base, size: e.size, modifiedAt: e.modifiedAt, mimeType: e.mimeType, sha256: e.sha256 } : base;
 }
 
 /** A change (CONTRACT §10): `from` only for a move; `size` and `sha256` only where the service set a size. */

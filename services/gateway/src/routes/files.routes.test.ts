@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '@workspace/platform';
-import { EntryType, OnConflict, type ListFilesResponse } from '@workspace/proto/workspace/files/v1/files';
+import { OnConflict, type ListFilesResponse } from '@workspace/proto/workspace/files/v1/files';
 import type { ObjectStore } from '../http/object-store.js';
 import { parseWith } from '../http/validate.js';
 import { filesRoutes, type FilesClient } from './files.routes.js';
@@ -12,7 +12,11 @@ async function run(files: Partial<Record<keyof FilesClient, unknown>>, operation
   const routes = filesRoutes({ files: files as FilesClient, projects: {} as never, store: {} as ObjectStore, logger: createLogger('test', 'silent'), uploadIdleTimeoutMs: 1000 });
   const route = routes.find((r) => r.operationId === operationId) as RouteDef;
   let sent: unknown;
-  const res = { json: (body: unknown) => void (sent = body) } as unknown as Response;
+  const res = {
+    json: (body: unknown) => void (sent = body),
+    type: () => res,
+    send: (bytes: Buffer) => void (sent = JSON.parse(bytes.toString('utf8'))),
+  } as unknown as Response;
   const call = { userId: 'u-1', requestId: 'r-1', signal: new AbortController().signal };
   const query = route.query ? parseWith(route.query, input.query ?? {}, 'query') : {};
   const body = route.body ? parseWith(route.body, input.body ?? {}, 'body') : undefined;
@@ -20,14 +24,15 @@ async function run(files: Partial<Record<keyof FilesClient, unknown>>, operation
   return sent as Record<string, unknown>;
 }
 
-const file = (path: string) => ({ path, name: path.split('/').pop()!, type: EntryType.ENTRY_TYPE_FILE, size: 1, modifiedAt: 't', mimeType: 'text/plain', sha256: 'ab'.repeat(32) });
+/** An entry as the files service renders it for the route (`as_json`). */
+const file = (path: string) => JSON.stringify({ path, name: path.split('/').pop()!, type: 'file', size: 1, modifiedAt: 't', mimeType: 'text/plain', sha256: 'ab'.repeat(32) });
 
-function lister(pages: Partial<ListFilesResponse>[], seen: unknown[]) {
+function lister(pages: (Partial<ListFilesResponse> & { json?: string[] })[], seen: unknown[]) {
   return {
     listFiles: (request: unknown) => {
       seen.push(request);
       return (async function* () {
-        for (const page of pages) yield { path: '/files', entries: [], nextCursor: '', hasMore: false, ...page };
+        for (const { json = [], ...page } of pages) yield { path: '/files', entries: [], entriesJson: Buffer.from(json.join(',')), nextCursor: '', hasMore: false, ...page };
       })();
     },
   };
@@ -36,18 +41,18 @@ function lister(pages: Partial<ListFilesResponse>[], seen: unknown[]) {
 describe('files routes', () => {
   it('list — without limit or cursor: every batch, no paging fields, as before', async () => {
     const seen: unknown[] = [];
-    const out = await run(lister([{ entries: [file('/files/a')] }, { entries: [file('/files/b')] }], seen), 'listFiles', {});
-    expect(seen).toEqual([{ path: '/files', recursive: false, paged: false, limit: 0, cursor: '' }]);
+    const out = await run(lister([{ json: [file('/files/a')] }, { json: [file('/files/b')] }], seen), 'listFiles', {});
+    expect(seen).toEqual([{ path: '/files', recursive: false, paged: false, limit: 0, cursor: '', asJson: true, includeStats: true }]);
     expect(out).toEqual({ path: '/files', recursive: false, entries: [expect.objectContaining({ path: '/files/a', sha256: 'ab'.repeat(32) }), expect.objectContaining({ path: '/files/b' })] });
   });
 
   it('list — with limit or cursor: paged, with cursor (null on the last page) and hasMore', async () => {
     const seen: unknown[] = [];
-    const more = await run(lister([{ entries: [file('/files/a')] }, { entries: [file('/files/b')], nextCursor: 'c2', hasMore: true }], seen), 'listFiles', { query: { limit: '2' } });
-    expect(seen[0]).toEqual({ path: '/files', recursive: false, paged: true, limit: 2, cursor: '' });
+    const more = await run(lister([{ json: [file('/files/a')] }, { json: [file('/files/b')], nextCursor: 'c2', hasMore: true }], seen), 'listFiles', { query: { limit: '2' } });
+    expect(seen[0]).toEqual({ path: '/files', recursive: false, paged: true, limit: 2, cursor: '', asJson: true, includeStats: true });
     expect(more).toMatchObject({ cursor: 'c2', hasMore: true });
-    const last = await run(lister([{ entries: [] }], seen), 'listFiles', { query: { cursor: 'c2', includeStats: 'false' } });
-    expect(seen[1]).toEqual({ path: '/files', recursive: false, paged: true, limit: 0, cursor: 'c2' });
+    const last = await run(lister([{ json: [] }], seen), 'listFiles', { query: { cursor: 'c2', includeStats: 'false' } });
+    expect(seen[1]).toEqual({ path: '/files', recursive: false, paged: true, limit: 0, cursor: 'c2', asJson: true, includeStats: false });
     expect(last).toEqual({ path: '/files', recursive: false, entries: [], cursor: null, hasMore: false });
   });
 

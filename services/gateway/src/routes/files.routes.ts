@@ -5,7 +5,7 @@ import { DeleteFileQuery, DeleteResult, FileList, ListFilesQuery, MoveBody, Move
 import { changesRoutes } from './changes.routes.js';
 import { downloadRoute } from './download.route.js';
 import { exportRoute } from './export.route.js';
-import { CONFLICT_MODES, entryJson } from './files.json.js';
+import { CONFLICT_MODES } from './files.json.js';
 import type { ProjectsClient } from './projects.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
 import { uploadRoute } from './upload.route.js';
@@ -95,22 +95,26 @@ function listRoute(files: FilesClient): RouteDef {
     errors: [...FILE_ERRORS, 'FILE_NOT_FOUND'],
     handler: async ({ query, call }, res) => {
       const recursive = query.recursive ?? false;
-      const includeStats = query.includeStats ?? true;
       const paged = query.limit !== undefined || query.cursor !== undefined;
-      const request = { path: query.path ?? '/files', recursive, paged, limit: query.limit ?? 0, cursor: query.cursor ?? '' };
+      const request = { path: query.path ?? '/files', recursive, paged, limit: query.limit ?? 0, cursor: query.cursor ?? '', asJson: true, includeStats: query.includeStats ?? true };
+      // The service renders the entries as this route's JSON: they pass through as bytes.
       let path = '';
       let page = { cursor: null as string | null, hasMore: false };
-      const entries: ReturnType<typeof entryJson>[] = [];
+      const parts: Buffer[] = [];
       for await (const batch of files.listFiles(request, call)) {
         path = batch.path;
-        for (const e of batch.entries) entries.push(entryJson(e, includeStats));
+        if (batch.entriesJson.length > 0) parts.push(...(parts.length > 0 ? [COMMA] : []), batch.entriesJson);
         // The cursor rides on the last message; earlier ones leave it empty.
         page = { cursor: batch.nextCursor || null, hasMore: batch.hasMore };
       }
-      res.json(paged ? { path, recursive, entries, ...page } : { path, recursive, entries });
+      const head = Buffer.from(`{"path":${JSON.stringify(path)},"recursive":${recursive},"entries":[`);
+      const tail = Buffer.from(paged ? `],"cursor":${JSON.stringify(page.cursor)},"hasMore":${page.hasMore}}` : ']}');
+      res.type('application/json').send(Buffer.concat([head, ...parts, tail]));
     },
   });
 }
+
+const COMMA = Buffer.from(',');
 
 /** Move and copy share body, rules and answer (CONTRACT §10); copy leaves the source. */
 function moveRoute(files: FilesClient, verb: 'move' | 'copy'): RouteDef {
