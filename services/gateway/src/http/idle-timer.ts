@@ -18,6 +18,8 @@ const NODE_TIMERS: Timers = {
 export class IdleTimer {
   private handle: unknown;
   private running = false;
+  /** When the count last started over. A touch only moves it (one timer per `ms`, not per byte). */
+  private last = 0;
 
   constructor(
     private readonly ms: number,
@@ -28,12 +30,13 @@ export class IdleTimer {
   /** Starts counting afresh (or again, after `stop`). */
   start(): void {
     this.running = true;
-    this.arm();
+    this.last = Date.now();
+    this.arm(this.ms);
   }
 
   /** A byte arrived: the count starts over. Does nothing while stopped. */
   touch(): void {
-    if (this.running) this.arm();
+    if (this.running) this.last = Date.now();
   }
 
   stop(): void {
@@ -41,13 +44,15 @@ export class IdleTimer {
     this.disarm();
   }
 
-  private arm(): void {
+  private arm(ms: number): void {
     this.disarm();
     this.handle = this.timers.setTimeout(() => {
       this.handle = undefined;
+      const quiet = Date.now() - this.last;
+      if (quiet < this.ms) return this.arm(this.ms - quiet);
       this.running = false;
       this.onIdle();
-    }, this.ms);
+    }, ms);
   }
 
   private disarm(): void {

@@ -8,7 +8,11 @@ export class PartBuffer {
   private storage = Buffer.alloc(0);
   private used = 0;
 
-  constructor(readonly capacity: number) {
+  /** `whole`: allocate the full capacity at the first byte (a part known to fill up). */
+  constructor(
+    readonly capacity: number,
+    private readonly options: { whole?: boolean } = {},
+  ) {
     if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError(`part capacity must be a positive integer, got ${capacity}`);
   }
 
@@ -46,7 +50,7 @@ export class PartBuffer {
 
   private reserve(needed: number): void {
     if (needed <= this.storage.length) return;
-    const size = Math.min(this.capacity, Math.max(needed, this.storage.length * 2));
+    const size = this.options.whole ? this.capacity : Math.min(this.capacity, Math.max(needed, this.storage.length * 2));
     // allocUnsafe: every byte handed out by bytes() was written by fill() first.
     const grown = Buffer.allocUnsafe(size);
     this.storage.copy(grown, 0, 0, this.used);

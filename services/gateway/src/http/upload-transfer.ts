@@ -4,6 +4,11 @@ import { errors } from '@workspace/platform';
 import type { CompletedPart } from '@workspace/proto/workspace/files/v1/files';
 import { PartBuffer } from './part-buffer.js';
 
+/**
+ * Part buffers of one upload: with two, two part PUTs can be in flight at once (the store
+ * writes one while the next arrives) and memory stays two parts, whatever the body's length.
+ */
+export const PART_BUFFERS = 2;
 /** Part URLs asked for per UploadParts call: fewer round trips for a fast client. */
 export const URL_BATCH = 8;
 /**
@@ -52,8 +57,9 @@ export interface SendOptions {
 
 /**
  * Streams an upload's bytes to the store, hashing and counting them as they pass. A body of at
- * most one part is one PUT to `putUrl`; a longer one goes part by part, one part in flight while
- * the next fills (at most two part buffers), so memory does not grow with the body. Over
+ * most one part is one PUT to `putUrl`; a longer one goes part by part, up to two parts in
+ * flight, reading paused while both buffers are out (at most two part buffers), so memory does
+ * not grow with the body. Over
  * `maxBytes` → PAYLOAD_TOO_LARGE. A failed part PUT destroys `source` at once, so the client is
  * not kept sending into an upload that cannot succeed. On any failure the PUT in flight is
  * cancelled; cleaning up the pending upload is the caller's.
@@ -90,9 +96,8 @@ interface SenderOptions extends SendOptions {
 /** Cuts bytes into parts and sends each full one while the next fills. */
 class PartSender {
   private filling: PartBuffer;
-  /** The buffer of the last part sent, free to take the next one. */
-  private spare: PartBuffer | undefined;
-  private inFlight: { buffer: PartBuffer; done: Promise<void> } | undefined;
+  private buffers = 1;
+  private readonly inFlight: { buffer: PartBuffer; done: Promise<void> }[] = [];
   private nextPart = 1;
   private urls = { from: 1, at: 0, list: [] as string[] };
   private readonly parts: CompletedPart[] = [];
@@ -118,13 +123,13 @@ class PartSender {
       await this.o.sink.put(this.o.target.putUrl, this.filling.bytes(), this.o.signal);
       return [];
     }
-    await this.sendFilling();
-    await this.settle();
+    await this.sendFilling(false);
+    while (this.inFlight.length > 0) await this.settleOldest();
     return this.parts;
   }
 
-  private async sendFilling(): Promise<void> {
-    await this.settle();
+  /** Starts the PUT of the filled part, then finds a buffer for the next (waiting for one if all are out). */
+  private async sendFilling(more = true): Promise<void> {
     const partNumber = this.nextPart++;
     const url = await this.urlOf(partNumber);
     const buffer = this.filling;
@@ -132,19 +137,23 @@ class PartSender {
       this.parts.push({ partNumber, etag });
     });
     done.catch(this.o.onPartFailed);
-    this.inFlight = { buffer, done };
-    this.filling = this.spare ?? new PartBuffer(this.o.target.partSize);
+    this.inFlight.push({ buffer, done });
+    if (!more) return;
+    if (this.buffers < PART_BUFFERS) {
+      this.buffers++;
+      // The body is known to span parts: a whole part at once, not grown by doubling.
+      this.filling = new PartBuffer(this.o.target.partSize, { whole: true });
+    } else {
+      this.filling = await this.settleOldest();
+    }
     this.filling.reset();
-    this.spare = undefined;
   }
 
-  /** Waits for the part in flight; its buffer becomes the spare. */
-  private async settle(): Promise<void> {
-    const flight = this.inFlight;
-    if (!flight) return;
-    this.inFlight = undefined;
+  /** Waits for the oldest part in flight; returns its buffer, free again. */
+  private async settleOldest(): Promise<PartBuffer> {
+    const flight = this.inFlight.shift()!;
     await flight.done;
-    this.spare = flight.buffer;
+    return flight.buffer;
   }
 
   private async urlOf(partNumber: number): Promise<string> {
