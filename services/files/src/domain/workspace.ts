@@ -2,11 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import { errors } from '@workspace/platform';
 import type { Cursors } from './cursors.js';
-import type { ExportItem } from './export.js';
 import { directoryEntry, fileEntry, type Entry, type FileEntry, type IndexEntry } from './entries.js';
 import { eventTemplate } from './events.js';
 import { baseName, fromSegments, parsePath, ROOT, uniqueName, type WorkspacePath } from './paths.js';
 import type { BlobStore, ConflictMode, FileIndex } from './ports.js';
+
+/** One file of an export: its path below the folder, its bytes and when it was written. */
+export interface ExportItem {
+  rel: string;
+  key: string;
+  size: number;
+  modifiedAt: Date;
+}
 
 /** Listing pages (CONTRACT §10): 1,000 entries unless asked otherwise, at most 10,000. */
 export const DEFAULT_PAGE = 1_000;
@@ -129,7 +136,7 @@ export class Workspace {
       throw err;
     });
     if (!found || found.kind === 'file') return [];
-    return found.entries.flatMap((e) => (e.entry ? [{ rel: e.path.slice(path.path.length + 1), key: e.entry.key, modifiedAt: new Date(e.entry.mtime) }] : []));
+    return found.entries.flatMap((e) => (e.entry ? [{ rel: e.path.slice(path.path.length + 1), key: e.entry.key, size: e.entry.size, modifiedAt: new Date(e.entry.mtime) }] : []));
   }
 
   /**

@@ -2,7 +2,6 @@ import { errors, requireUser, type AsyncService } from '@workspace/platform';
 import { EntryType, FilesServiceService, OnConflict, type FileEntry } from '@workspace/proto/workspace/files/v1/files';
 import type { Changes } from '../domain/changes.js';
 import { entryJson, type Entry } from '../domain/entries.js';
-import { exportFolder } from '../domain/export.js';
 import type { Knowledge } from '../domain/knowledge.js';
 import type { BlobStore, ConflictMode } from '../domain/ports.js';
 import type { Uploads } from '../domain/uploads.js';
@@ -13,32 +12,10 @@ const LIST_BATCH = 1_000;
 /** Entries per ListFiles message rendered as JSON (each at most ~1.2 KiB). */
 const JSON_BATCH = 4_000;
 const READ_CHUNK = 1024 * 1024;
-/**
- * Export bytes go out in messages of at least this size: a message costs the same whatever its
- * size, and zlib hands over 16–64 KiB at a time.
- */
-const STREAM_MESSAGE_BYTES = 256 * 1024;
-
-/**
- * Joins small chunks into messages of at least `min` bytes (the last may be smaller). The first
- * chunk goes out alone at once: the time to the first byte does not wait for a batch.
- */
-async function* batched(source: AsyncIterable<Uint8Array>, min: number): AsyncIterable<{ data: Buffer }> {
-  let parts: Uint8Array[] = [];
-  let size = 0;
-  let first = true;
-  for await (const chunk of source) {
-    parts.push(chunk);
-    size += chunk.byteLength;
-    if (size >= min || first) {
-      first = false;
-      yield { data: Buffer.concat(parts, size) };
-      parts = [];
-      size = 0;
-    }
-  }
-  if (size > 0) yield { data: Buffer.concat(parts, size) };
-}
+/** Export items per message. */
+const EXPORT_BATCH = 500;
+/** An export item's URL is used within moments of its message (the caller opens a few ahead). */
+const EXPORT_URL_SECONDS = 3600;
 
 export interface FilesHandlerDeps {
   workspace: Workspace;
@@ -118,13 +95,12 @@ export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof Files
       const out = await changes.read(requireUser(ctx), req.cursor, req.limit || 1_000, req.timeoutMs, ctx.signal);
       return { cursor: out.cursor, hasMore: out.hasMore, changes: out.changes.map((c) => ({ ...c, from: c.from ?? '', sha256: c.sha256 ?? '', size: c.size })) };
     },
-    exportFolder: async function* (req, ctx) {
+    listExport: async function* (req, ctx) {
       const items = await workspace.exportItems(requireUser(ctx), req.path);
-      const zip = exportFolder({ blobs: deps.blobs, items, rootName: req.rootName, logger: ctx.logger, signal: ctx.signal });
-      try {
-        yield* batched(zip as AsyncIterable<Uint8Array>, STREAM_MESSAGE_BYTES);
-      } finally {
-        zip.destroy();
+      // Presigned per message as the caller reads on, so a long export never finds its URLs expired.
+      for (let i = 0; i < items.length; i += EXPORT_BATCH) {
+        const batch = items.slice(i, i + EXPORT_BATCH);
+        yield { items: await Promise.all(batch.map(async (item) => ({ name: item.rel, url: await deps.blobs.presignGet(item.key, EXPORT_URL_SECONDS), size: item.size, modifiedAt: item.modifiedAt.toISOString() }))) };
       }
     },
     pinKnowledge: async (req, ctx) => {

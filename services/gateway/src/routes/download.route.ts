@@ -5,7 +5,7 @@ import { errors } from '@workspace/platform';
 import { attachment, notModified, requestedRange } from '../http/download.js';
 import { watchIdle } from '../http/idle-timer.js';
 import { STORE_ANSWER_MS, type ByteRange, type ObjectStore } from '../http/object-store.js';
-import { writeHead } from '../http/send-chunks.js';
+import { writeHead } from '../http/write-head.js';
 import { PathQuery } from '../schemas/files.schemas.js';
 import type { FilesClient } from './files.routes.js';
 import { defineRoute, type RouteDef } from './route.js';

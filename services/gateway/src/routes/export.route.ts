@@ -1,5 +1,10 @@
+import { pipeline } from 'node:stream/promises';
+import type { Logger } from '@workspace/platform';
+import type { ListExportResponse } from '@workspace/proto/workspace/files/v1/files';
 import { attachment } from '../http/download.js';
-import { sendChunks, TRANSFER_DEADLINE_MS } from '../http/send-chunks.js';
+import type { ObjectStore } from '../http/object-store.js';
+import { TRANSFER_DEADLINE_MS, writeHead } from '../http/write-head.js';
+import { zipStream, type ZipItem } from '../http/zip-export.js';
 import { ExportQuery } from '../schemas/files.schemas.js';
 import type { FilesClient } from './files.routes.js';
 import type { ProjectsClient } from './projects.routes.js';
@@ -10,15 +15,22 @@ export function projectFolder(name: string): string {
   return `/files/projects/${name}`;
 }
 
-export function exportRoute(files: FilesClient, projects: ProjectsClient): RouteDef {
+/** The items of a listing, its first message already read (so that an error came before any header). */
+async function* itemsOf(first: IteratorResult<ListExportResponse>, rest: AsyncIterator<ListExportResponse>): AsyncIterable<ZipItem> {
+  for (let next = first; !next.done; next = await rest.next()) {
+    for (const item of next.value.items) yield { rel: item.name, url: item.url, modifiedAt: new Date(item.modifiedAt) };
+  }
+}
+
+export function exportRoute(files: FilesClient, projects: ProjectsClient, store: ObjectStore, logger: Logger): RouteDef {
   return defineRoute({
     method: 'get',
     path: '/v1/agent/projects/export',
     operationId: 'exportProject',
     summary: 'Export a project folder as a ZIP (streamed)',
     description:
-      'Entries are `<name>/<path below the project folder>`, files only, UTF-8 names flagged. The archive is built while it is sent; a project whose ' +
-      'folder is empty exports a valid empty ZIP. The name is looked up case-insensitively; the file is named with its stored spelling.',
+      'Entries are `<name>/<path below the project folder>`, files only, UTF-8 names flagged. The archive is built while it is sent, of the folder as it ' +
+      'was when the export began (a move during the export is in it whole or not at all); a project whose folder is empty exports a valid empty ZIP. The name is looked up case-insensitively; the file is named with its stored spelling.',
     tag: 'Projects',
     query: ExportQuery,
     responses: {
@@ -27,12 +39,13 @@ export function exportRoute(files: FilesClient, projects: ProjectsClient): Route
     errors: ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'PROJECT_NOT_FOUND', 'UNAVAILABLE'],
     handler: async ({ query, call }, res) => {
       const project = await projects.getProject({ name: query.name }, call);
-      const chunks = files.exportFolder({ path: projectFolder(project.name), rootName: project.name }, { ...call, deadlineMs: TRANSFER_DEADLINE_MS });
-      await sendChunks(res, chunks, {
-        'Content-Type': 'application/zip',
-        'Content-Disposition': attachment(`${project.name}.zip`),
-        'Cache-Control': 'private, no-store',
-      });
+      const listing = files.listExport({ path: projectFolder(project.name) }, { ...call, deadlineMs: TRANSFER_DEADLINE_MS })[Symbol.asyncIterator]();
+      const first = await listing.next();
+      const read = (url: string, signal: AbortSignal) => store.get(url, undefined, call.signal ? AbortSignal.any([signal, call.signal]) : signal);
+      const zip = zipStream({ items: itemsOf(first, listing), read, rootName: project.name, logger, signal: call.signal });
+      writeHead(res, 200, { 'Content-Type': 'application/zip', 'Content-Disposition': attachment(`${project.name}.zip`), 'Cache-Control': 'private, no-store' });
+      // After the headers a failure can only cut the archive short (the connection breaks).
+      await pipeline(zip, res);
     },
   });
 }

@@ -75,7 +75,7 @@ export function filesRoutes(deps: FilesRouteDeps): RouteDef[] {
     moveRoute(files, 'move'),
     moveRoute(files, 'copy'),
     ...changesRoutes(files),
-    exportRoute(files, deps.projects),
+    exportRoute(files, deps.projects, deps.store, deps.logger),
   ];
 }
 

@@ -3,13 +3,12 @@ import { Readable } from 'node:stream';
 import { deflateRawSync } from 'node:zlib';
 import archiver from 'archiver';
 import { errors, type Logger } from '@workspace/platform';
-import { segmentProblem } from './paths.js';
-import type { BlobStore } from './ports.js';
 
-/** One file to archive: its path below the exported folder and its bytes. */
-export interface ExportItem {
+/** One file to archive: its path below the exported folder and where its bytes are. */
+export interface ZipItem {
   rel: string;
-  key: string;
+  /** Presigned GET of the bytes. */
+  url: string;
   modifiedAt: Date;
 }
 
@@ -29,7 +28,7 @@ export function worthCompressing(sample: Uint8Array): boolean {
 }
 
 interface Opened {
-  item: ExportItem;
+  item: ZipItem;
   /** The first HEAD_BYTES or more of the object (all of it when `done`). */
   head: Buffer;
   done: boolean;
@@ -46,7 +45,7 @@ async function* followedBy(opened: Opened): AsyncIterable<Uint8Array> {
  * archiver strips a leading `word:` from entry names (a guard against Windows drive letters),
  * and does so three times: in its core, in zip-stream, and in compress-commons' entry. A
  * project may well be called `todo:list`, so such a name gets one throwaway `_:` per pass.
- * export.test.ts pins this against the installed archiver.
+ * zip-export.test.ts pins this against the installed archiver.
  */
 const STRIPPED_PREFIX = /^\w+:/;
 const PASSES = 3;
@@ -55,30 +54,29 @@ export function archiverSafeName(name: string): string {
 }
 
 /**
- * A ZIP of `items` (the files under a folder, from the index, in byte order), entries named
+ * A ZIP of `items` (the files under a folder, as the files service lists them), entries named
  * `<rootName>/<rel>`, built while it is read: objects are archived one after another, the next
  * few already opened (PREFETCH) so no request's latency stalls the archive; nothing is
  * assembled in memory or on disk and the first bytes leave before the last object is read.
  * Backpressure from the reader pauses everything. An entry whose first bytes do not compress
  * is stored rather than deflated: deflating random or already compressed data only costs time.
  */
-export function exportFolder(options: {
-  blobs: BlobStore;
-  items: Iterable<ExportItem> | AsyncIterable<ExportItem>;
+export function zipStream(options: {
+  items: AsyncIterable<ZipItem>;
+  /** The bytes behind a URL; `signal` stops the read. */
+  read: (url: string, signal: AbortSignal) => Promise<AsyncIterable<Uint8Array>>;
   rootName: string;
   logger: Logger;
   signal?: AbortSignal | undefined;
 }): Readable {
-  const problem = segmentProblem(options.rootName);
-  if (problem) throw errors.invalidArgument(`invalid archive root name: ${problem}`, 'rootName');
   // Level 1: exports are mostly streamed to a browser; speed matters more than a few percent.
   const archive = archiver('zip', { zlib: { level: 1 } });
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  const open = async (item: ExportItem): Promise<Opened> => {
-    const rest = (await options.blobs.read(item.key, { signal: stop.signal }))[Symbol.asyncIterator]();
+  const open = async (item: ZipItem): Promise<Opened> => {
+    const rest = (await options.read(item.url, stop.signal))[Symbol.asyncIterator]();
     const parts: Uint8Array[] = [];
     let size = 0;
     let done = false;
@@ -97,9 +95,7 @@ export function exportFolder(options: {
   void (async () => {
     const ahead: Promise<Opened>[] = [];
     try {
-      const listing = (async function* () {
-        yield* options.items;
-      })();
+      const listing = options.items[Symbol.asyncIterator]();
       let listed = false;
       for (;;) {
         while (!listed && ahead.length < PREFETCH) {

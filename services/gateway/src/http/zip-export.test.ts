@@ -1,7 +1,7 @@
 import archiver from 'archiver';
 import { describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
-import { archiverSafeName } from './export.js';
+import { archiverSafeName } from './zip-export.js';
 
 async function zipNames(names: string[]): Promise<{ name: string; utf8: boolean }[]> {
   const archive = archiver('zip');
@@ -20,7 +20,7 @@ async function zipNames(names: string[]): Promise<{ name: string; utf8: boolean 
   });
 }
 
-describe('export', () => {
+describe('zip export', () => {
   it('export — entry names reach the archive exactly, drive-letter look-alikes and UTF-8 included', async () => {
     const names = ['todo:list/a.md', 'Cx:/x', 'ab:c:d/e', 'Plan: Q3/x', 'plain/file.txt', 'Plan 研究/ノート.md', ' spaced: name/x', '_:/y'];
     const got = await zipNames(names);
@@ -32,7 +32,7 @@ describe('export', () => {
 describe('export — compression', () => {
   it('export — text is worth deflating; random bytes and tiny samples are decided without fuss', async () => {
     const { randomBytes } = await import('node:crypto');
-    const { worthCompressing } = await import('./export.js');
+    const { worthCompressing } = await import('./zip-export.js');
     expect(worthCompressing(Buffer.from('the same words again and again. '.repeat(2048)))).toBe(true);
     expect(worthCompressing(randomBytes(64 * 1024))).toBe(false);
     expect(worthCompressing(randomBytes(4 * 1024))).toBe(false);
