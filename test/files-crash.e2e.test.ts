@@ -7,10 +7,12 @@ import { pattern, upload } from './support/files.js';
 import { buildTree, download, list, move, pool, put, ready, sha256, stat, wholeTreeIn, type Entry } from './support/files-api.js';
 import type { ApiResponse, ApiUser, Stack } from './support/stack.js';
 import { startStack } from './support/stack.js';
+import { s3Client, testRedis } from './support/backends.js';
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack();
+  // A short grace and pending time, so that the sweep after the crashes is seen within the test.
+  stack = await startStack({ filesEnv: { FILE_GC_GRACE_MS: '0', FILE_SWEEP_INTERVAL_MS: '500', UPLOAD_PENDING_MS: '10000' } });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -186,4 +188,33 @@ describe('files — crashes (CONTRACT §5, §10)', () => {
     expect(mine(await list(u, '/files', { recursive: true })).map((e) => e.path)).toEqual(['/files/keep.bin']);
     await uploadWorksAfter(u, 'gateway-crash');
   }, 90_000);
+
+  it('crash — after the crashes, the sweep leaves no object in the bucket that nothing references', async () => {
+    const bucket = stack.services.files!.env.S3_BUCKET!;
+    const redis = testRedis('crash-sweep');
+    const s3 = s3Client();
+    try {
+      // What the index references: every user's reference counts (entries and pins) of this bucket.
+      const referenced = async () => {
+        const keys = new Set<string>();
+        for (const node of 'nodes' in redis ? redis.nodes('master') : [redis]) {
+          for (const name of await node.keys(`{u:*}:fs:${bucket}:refs`)) for (const key of await redis.hkeys(name)) keys.add(key);
+        }
+        return keys;
+      };
+      const stored = async () => {
+        const keys: string[] = [];
+        for await (const o of s3.listObjectsV2(bucket, '', true) as AsyncIterable<{ name?: string }>) if (o.name) keys.push(o.name);
+        return keys.sort();
+      };
+      const unreferenced = async () => {
+        const refs = await referenced();
+        return (await stored()).filter((k) => !refs.has(k));
+      };
+      await expect.poll(unreferenced, { timeout: 30_000, interval: 500 }).toEqual([]);
+      expect((await referenced()).size).toBeGreaterThan(0);
+    } finally {
+      await redis.quit();
+    }
+  }, 60_000);
 });
