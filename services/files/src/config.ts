@@ -24,8 +24,12 @@ export const configSchema = z.object({
   S3_PART_SIZE: z.coerce.number().int().min(5 * MiB).default(8 * MiB),
   /** An upload that asks for no part for this long (a crash, a client gone) is dropped by the sweeper. */
   UPLOAD_PENDING_MS: env.positiveInt(3_600_000),
-  /** How long bytes that nothing references any more are kept before the sweeper deletes them. */
-  FILE_GC_GRACE_MS: z.coerce.number().int().min(0).default(600_000),
+  /**
+   * How long bytes that nothing references any more are kept before the sweeper deletes them:
+   * at least as long as the presigned URLs handed out (1 h), so a download or export in flight
+   * of bytes just replaced still finds them.
+   */
+  FILE_GC_GRACE_MS: z.coerce.number().int().min(0).default(3_600_000),
   /** How often each replica sweeps (unreferenced bytes, expired uploads). */
   FILE_SWEEP_INTERVAL_MS: env.positiveInt(10_000),
   /** Long polls of the changes feed waiting at once per replica; more answer at once. */

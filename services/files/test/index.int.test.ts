@@ -98,6 +98,10 @@ describe('files index', () => {
     ]);
     const again = await files.changes.read(u, everything.cursor, 100, 0);
     expect(again).toMatchObject({ changes: [], hasMore: false });
+    // Made-up cursors are refused as such, whatever they hold.
+    for (const forged of ['WzFd.x', 'bnVsbA.x', 'x', '', `${Buffer.from('["changes:/files","9-0"]').toString('base64url')}.AAAA`]) {
+      await expect(files.changes.read(u, forged, 10, 0)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'cursor' } });
+    }
   });
 
   it('index — a long poll returns as soon as a change arrives', async () => {

@@ -1,6 +1,10 @@
 import { duplicateRedis, type RedisClient } from '@workspace/platform';
 import type { ChangesLog, LoggedChange } from '../domain/ports.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { IndexKeys } from './index.redis.js';
+
+/** How often a long poll that found no blocking connection free looks again. */
+const POLL_MS = 500;
 
 type StreamEntry = [string, string[]];
 
@@ -44,7 +48,12 @@ export class RedisChangesLog implements ChangesLog {
 
   async read(userId: string, after: string, count: number, waitMs: number, signal?: AbortSignal): Promise<LoggedChange[]> {
     const now = (await this.#redis.xrange(this.#key(userId), `(${after}`, '+', 'COUNT', count)) as StreamEntry[];
-    if (now.length > 0 || waitMs <= 0 || signal?.aborted || this.#waiting >= this.#maxWaiting) return now.map(parse);
+    if (now.length > 0 || waitMs <= 0 || signal?.aborted) return now.map(parse);
+    if (this.#waiting >= this.#maxWaiting) {
+      // Every blocking connection is taken: poll instead, at a pace Redis does not feel.
+      await sleep(Math.min(waitMs, POLL_MS), undefined, { signal }).catch(() => undefined);
+      return [];
+    }
     return (await this.#block(userId, after, count, waitMs, signal)).map(parse);
   }
 

@@ -395,14 +395,17 @@ return 0
 `;
 
 /**
- * Claims an upload for removal (abort, expiry): ARGV[5] upload id. → its record, or false
- * when another caller claimed it or it was committed.
+ * Claims an upload that will not be committed (abort, expiry): ARGV[5] upload id. Its object
+ * is queued as garbage in the same step, so its bytes go with the sweep whatever happens next,
+ * also bytes a late PUT or a late multipart completion writes within the grace period.
+ * → its record, or false when another caller claimed it or it was committed.
  */
 export const CLAIM_UPLOAD = `${PRELUDE}
 local record = redis.call('HGET', P .. 'up', ARGV[5])
 if not record then return false end
 redis.call('HDEL', P .. 'up', ARGV[5])
 redis.call('ZREM', P .. 'upx', ARGV[5])
+redis.call('ZADD', G, NOW, cjson.decode(record).key)
 return record
 `;
 

@@ -224,11 +224,12 @@ export class RedisFileIndex implements FileIndex {
     return Number(reply) === 1;
   }
 
-  async dropUpload(userId: string, id: string): Promise<void> {
-    await this.claimUpload(userTag(userId), id);
+  async claimUpload(userId: string, id: string): Promise<PendingUpload | undefined> {
+    return this.claimUploadOf(userTag(userId), id);
   }
 
-  async claimUpload(tag: string, id: string): Promise<PendingUpload | undefined> {
+  /** The sweeper's claim, by the user's hash tag. */
+  async claimUploadOf(tag: string, id: string): Promise<PendingUpload | undefined> {
     const reply = (await this.#run('fsClaimUpload', this.keys.ofTag(tag), tag, [id])) as unknown;
     return typeof reply === 'string' ? (JSON.parse(reply) as PendingUpload) : undefined;
   }
@@ -242,7 +243,7 @@ export class RedisFileIndex implements FileIndex {
     return (await this.#run('fsClaimGarbage', this.keys.ofTag(tag), tag, [cutoff, count])) as unknown as string[];
   }
 
-  /** Puts claimed objects back (their deletion failed), unless something references them again. */
+  /** Puts claimed objects back (their deletion failed), to be tried again at the next sweep. */
   async requeueGarbage(tag: string, keys: readonly string[]): Promise<void> {
     if (keys.length > 0) await this.#redis.zadd(`${this.keys.ofTag(tag)}gc`, 'NX', ...keys.flatMap((k) => ['0', k]));
   }

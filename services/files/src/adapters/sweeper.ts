@@ -68,7 +68,8 @@ export class Sweeper {
     let removed = 0;
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const tag = flat[i]!;
-      removed += (await this.#uploads(tag)) + (await this.#garbage(tag));
+      await this.#uploads(tag);
+      removed += await this.#garbage(tag);
       if (!(await index.hasSweepWork(tag))) {
         await redis.eval(RELEASE, 1, index.keys.sweep, tag, flat[i + 1]!, String(this.#o.clock() - MARKER_GRACE_MS));
       }
@@ -77,22 +78,22 @@ export class Sweeper {
     return removed;
   }
 
+  /** Ends uploads past their expiry: the claim queues their bytes as garbage; their multipart uploads are aborted. */
   async #uploads(tag: string): Promise<number> {
     const { index, blobs } = this.#o;
-    let removed = 0;
+    let ended = 0;
     for (const id of await index.expiredUploads(tag, this.#o.clock(), ITEMS_PER_USER)) {
-      const upload = await index.claimUpload(tag, id);
+      const upload = await index.claimUploadOf(tag, id);
       if (!upload) continue;
-      try {
-        await blobs.remove([upload.key]);
-        if (upload.multipartId) await blobs.abortMultipart(upload.key, upload.multipartId);
-        removed++;
-      } catch (err) {
-        await index.requeueGarbage(tag, [upload.key]);
-        this.#o.logger.warn({ err, key: upload.key }, 'could not remove an expired upload; it is queued as garbage');
+      ended++;
+      if (upload.multipartId) {
+        await blobs.abortMultipart(upload.key, upload.multipartId).catch((err: unknown) => {
+          // The bucket's lifecycle rule (ensureAbortRule) aborts it in a day.
+          this.#o.logger.warn({ err, key: upload.key }, 'could not abort an expired multipart upload');
+        });
       }
     }
-    return removed;
+    return ended;
   }
 
   async #garbage(tag: string): Promise<number> {

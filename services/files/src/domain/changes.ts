@@ -45,7 +45,10 @@ export class Changes {
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CHANGES) throw errors.invalidArgument(`limit must be 1 to ${MAX_CHANGES}`, 'limit');
     if (!Number.isInteger(waitMs) || waitMs < 0 || waitMs > MAX_WAIT_MS) throw errors.invalidArgument('timeout must be 0 to 60 seconds', 'timeout');
     const { path, position } = this.#decode(userId, token);
-    if (await this.#log.expired(userId, position)) throw errors.cursorExpired();
+    const expired = async () => {
+      if (await this.#log.expired(userId, position)) throw errors.cursorExpired();
+    };
+    await expired();
     const deadline = Date.now() + waitMs;
     const scope = `changes:${path}`;
     const changes: Change[] = [];
@@ -62,19 +65,23 @@ export class Changes {
       scanned += i;
       const caughtUp = i === batch.length && batch.length < SCAN_STEP;
       const done = changes.length === limit || scanned >= SCAN_BUDGET || (caughtUp && (changes.length > 0 || Date.now() >= deadline)) || signal?.aborted;
-      if (done) return { changes, cursor: this.#cursors.sign(userId, scope, after), hasMore: !caughtUp };
+      if (done) {
+        // Again after reading: history trimmed between the first check and the read was skipped.
+        await expired();
+        return { changes, cursor: this.#cursors.sign(userId, scope, after), hasMore: !caughtUp };
+      }
     }
   }
 
   #decode(userId: string, token: string): { path: string; position: string } {
     const dot = token.indexOf('.');
-    let scope = '';
+    let scope: unknown;
     try {
-      scope = (JSON.parse(Buffer.from(token.slice(0, Math.max(dot, 0)), 'base64url').toString('utf8')) as [string])[0] ?? '';
+      scope = (JSON.parse(Buffer.from(token.slice(0, Math.max(dot, 0)), 'base64url').toString('utf8')) as unknown[])[0];
     } catch {
       throw errors.invalidArgument('the cursor is not valid for this request', 'cursor');
     }
-    if (!scope.startsWith('changes:')) throw errors.invalidArgument('the cursor is not valid for this request', 'cursor');
+    if (typeof scope !== 'string' || !scope.startsWith('changes:')) throw errors.invalidArgument('the cursor is not valid for this request', 'cursor');
     return { path: scope.slice('changes:'.length), position: this.#cursors.verify(userId, scope, token) };
   }
 }
@@ -92,11 +99,15 @@ export function scoped(c: LoggedChange, dir: string): Change | undefined {
     const outOf = c.from !== undefined && (within(c.from, dir) || within(dir, c.from));
     if (into && outOf) return { type: 'moved', ...base, path: c.path, from: c.from! };
     if (into) return { type: 'created', ...base, path: c.path, ...content };
+    // A directory moved into the place of the path (or above it): what it brought is new there.
+    if (c.kind === 'directory' && within(dir, c.path) && dir !== c.path) return { type: 'created', ...base, path: dir };
     if (outOf) return { type: 'deleted', ...base, path: within(dir, c.from!) && dir !== c.from ? dir : c.from! };
     return undefined;
   }
   if (within(c.path, dir)) return { type: c.type, ...base, path: c.path, ...(c.type === 'deleted' ? {} : content) };
   // The directory holding the cursor's path was deleted: so was the path.
   if (c.type === 'deleted' && within(dir, c.path)) return { type: 'deleted', ...base, kind: 'directory', path: dir };
+  // A directory copied over the path's place: whatever it brought there is new (the client lists it).
+  if (c.type === 'created' && c.kind === 'directory' && within(dir, c.path)) return { type: 'created', ...base, path: dir };
   return undefined;
 }

@@ -52,8 +52,11 @@ export interface FileIndex {
   addUpload(userId: string, id: string, upload: PendingUpload, expiresAt: number): Promise<void>;
   getUpload(userId: string, id: string): Promise<PendingUpload | undefined>;
   touchUpload(userId: string, id: string, upload: PendingUpload, expiresAt: number): Promise<boolean>;
-  /** Forgets an upload whose bytes are gone (aborted or refused). */
-  dropUpload(userId: string, id: string): Promise<void>;
+  /**
+   * Ends an upload that will not be committed (aborted or refused): its record goes and its
+   * object is queued as garbage, in one step. Undefined when it was already claimed or committed.
+   */
+  claimUpload(userId: string, id: string): Promise<PendingUpload | undefined>;
 }
 
 /** A byte range of an object: `length` undefined reads to the end. */

@@ -61,7 +61,8 @@ export class Uploads {
     const target = await this.#destination(userId, input);
     const found = await this.#o.index.precheck(userId, target.path, input.onConflict);
     const uuidPath = uuidSibling(target);
-    const path = input.onConflict === 'uuid' && found !== 'free' && uuidPath ? uuidPath : target.path;
+    if (input.onConflict === 'uuid' && found !== 'free' && !uuidPath) throw errors.invalidPath('invalid path: the name is too long to add a unique suffix', target.path);
+    const path = input.onConflict === 'uuid' && found !== 'free' ? uuidPath : target.path;
     const upload: PendingUpload = { key: newObjectKey(userId), path: target.path, mode: input.onConflict, uuidPath, mimeType: mimeTypeOf(baseName(target)) };
     const uploadId = `up_${randomBytes(16).toString('hex')}`;
     await this.#o.index.addUpload(userId, uploadId, upload, this.#o.clock() + this.#o.pendingMs);
@@ -105,15 +106,15 @@ export class Uploads {
     }
   }
 
-  /** Drops an upload that will not be committed (idempotent). */
+  /**
+   * Drops an upload that will not be committed (idempotent). The claim comes first, so a commit
+   * racing it fails instead of pointing at bytes being deleted; the bytes themselves go with the
+   * sweep (they were queued by the claim), also what a PUT still in flight writes.
+   */
   async abort(userId: string, uploadId: string): Promise<void> {
     if (!UPLOAD_ID.test(uploadId)) return;
-    const upload = await this.#o.index.getUpload(userId, uploadId);
-    if (!upload) return;
-    await this.#o.blobs.remove([upload.key]);
-    if (upload.multipartId) await this.#o.blobs.abortMultipart(upload.key, upload.multipartId);
-    // The record goes last: until then the sweeper retries what failed above.
-    await this.#o.index.dropUpload(userId, uploadId);
+    const upload = await this.#o.index.claimUpload(userId, uploadId);
+    if (upload?.multipartId) await this.#o.blobs.abortMultipart(upload.key, upload.multipartId);
   }
 
   /** Writes a small file in one piece (a project's context file). */

@@ -5,12 +5,36 @@ import { entryJson, type Entry } from '../domain/entries.js';
 import type { Knowledge } from '../domain/knowledge.js';
 import type { BlobStore, ConflictMode } from '../domain/ports.js';
 import type { Uploads } from '../domain/uploads.js';
-import { DEFAULT_PAGE, toEntry, type Workspace } from '../domain/workspace.js';
+import { DEFAULT_PAGE, toEntry, type ListResult, type Workspace } from '../domain/workspace.js';
 
 /** Entries per ListFiles message, and bytes per ReadFile message: far below any message limit. */
 const LIST_BATCH = 1_000;
-/** Entries per ListFiles message rendered as JSON (each at most ~1.2 KiB). */
-const JSON_BATCH = 4_000;
+/** Bytes of rendered entries per ListFiles message: far below the 8 MiB message limit. */
+const JSON_BATCH_BYTES = 1024 * 1024;
+
+/** A listing's entries as the API's JSON, in messages of about JSON_BATCH_BYTES; the cursor rides on the last. */
+function* jsonBatches(found: ListResult, includeStats: boolean) {
+  const message = (parts: string[], last: boolean) => ({
+    path: found.path,
+    entries: [],
+    entriesJson: Buffer.from(parts.join(','), 'utf8'),
+    nextCursor: last ? (found.next ?? '') : '',
+    hasMore: last && found.next !== undefined,
+  });
+  let parts: string[] = [];
+  let size = 0;
+  for (const e of found.entries) {
+    const json = entryJson(e.path, e.entry, includeStats);
+    if (size + json.length > JSON_BATCH_BYTES && parts.length > 0) {
+      yield message(parts, false);
+      parts = [];
+      size = 0;
+    }
+    parts.push(json);
+    size += json.length + 1;
+  }
+  yield message(parts, true);
+}
 const READ_CHUNK = 1024 * 1024;
 /** Export items per message. */
 const EXPORT_BATCH = 500;
@@ -52,13 +76,11 @@ export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof Files
       const found = req.paged
         ? await workspace.listPage(userId, req.path, req.recursive, req.limit || DEFAULT_PAGE, req.cursor)
         : await workspace.list(userId, req.path, req.recursive);
-      const batch = req.asJson ? JSON_BATCH : LIST_BATCH;
-      for (let i = 0; i === 0 || i < found.entries.length; i += batch) {
-        const last = i + batch >= found.entries.length;
-        const entries = found.entries.slice(i, i + batch);
+      if (req.asJson) return yield* jsonBatches(found, req.includeStats);
+      for (let i = 0; i === 0 || i < found.entries.length; i += LIST_BATCH) {
+        const last = i + LIST_BATCH >= found.entries.length;
         const page = { nextCursor: last ? (found.next ?? '') : '', hasMore: last && found.next !== undefined };
-        if (req.asJson) yield { path: found.path, entries: [], entriesJson: Buffer.from(entries.map((e) => entryJson(e.path, e.entry, req.includeStats)).join(','), 'utf8'), ...page };
-        else yield { path: found.path, entries: entries.map((e) => toProto(toEntry(e))), entriesJson: Buffer.alloc(0), ...page };
+        yield { path: found.path, entries: found.entries.slice(i, i + LIST_BATCH).map((e) => toProto(toEntry(e))), entriesJson: Buffer.alloc(0), ...page };
       }
     },
     statFile: async (req, ctx) => toProto(await workspace.stat(requireUser(ctx), req.path)),
