@@ -87,10 +87,6 @@ export class RedisFileIndex implements FileIndex {
     }
   }
 
-  get redis(): RedisClient {
-    return this.#redis;
-  }
-
   async #run(name: keyof typeof SCRIPTS, prefix: string, tag: string, args: (string | number)[]): Promise<Reply> {
     const script = (this.#redis as unknown as Record<string, Script>)[name]!.bind(this.#redis);
     const run = () => script(`${prefix}e`, this.#outbox.listKey(tag), prefix, this.#now(), this.#keep[0], this.#keep[1], ...args);
