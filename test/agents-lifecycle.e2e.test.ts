@@ -1,5 +1,5 @@
 import { type NatsConnection } from '@nats-io/transport-node';
-import { readEvents } from '@workspace/events';
+import { readEvents } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type ApiUser, type Stack } from './support/stack.js';
 import { testNats } from './support/backends.js';

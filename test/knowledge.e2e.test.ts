@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Client as S3Client } from 'minio';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { readEvents } from '@workspace/events';
-import { tenantKey, type RedisClient } from '@workspace/platform';
+import { readEvents, type RedisClient, tenantKey } from '@workspace/platform';
 import { restartService } from '@workspace/testkit';
 import { upload } from './support/files.js';
 import { startStack, type ApiUser, type Stack } from './support/stack.js';

@@ -52,4 +52,19 @@ describe('tracing', () => {
     expect(create.parentSpanId).toBe(root.spanId);
     expect(stack.logsOf('projects').some((l) => l.traceId === traceId && l.requestId === id)).toBe(true);
   });
+
+  it('tracing — every service joins the trace: an Agent create goes gateway → agents → projects and files, and automations answers in the same way', async () => {
+    const u = await stack.user();
+    const id = `traced-agent-${Date.now()}`;
+    const created = await u.request('POST', '/v1/agents', { name: 'Traced agent' }, { 'x-request-id': id });
+    expect(created.status).toBe(201);
+    const agentId = (created.body as { agentId: string }).agentId;
+    const listed = await u.request('GET', `/v1/agents/${agentId}/schedules`, undefined, { 'x-request-id': `${id}-s` });
+    expect(listed.status).toBe(200);
+    const traceOf = (rid: string) => stack.logsOf('gateway').find((l) => l.requestId === rid && l.msg === 'request')?.traceId as string | undefined;
+    await expect.poll(() => traceOf(id) && traceOf(`${id}-s`)).toBeTruthy();
+    const services = (traceId: string) => [...new Set(received.filter((r) => r.span.traceId === traceId).map((r) => r.service))].sort();
+    await expect.poll(() => services(traceOf(id)!), { timeout: 10_000 }).toEqual(expect.arrayContaining(['agents', 'gateway']));
+    await expect.poll(() => services(traceOf(`${id}-s`)!), { timeout: 10_000 }).toEqual(expect.arrayContaining(['automations', 'gateway']));
+  });
 });

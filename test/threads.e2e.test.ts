@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readEvents } from '@workspace/events';
+import { readEvents } from '@workspace/platform';
 import { restartService } from '@workspace/testkit';
 import { startStack, type Stack } from './support/stack.js';
 import { testNats } from './support/backends.js';

@@ -14,3 +14,7 @@ export { createRedis, duplicateRedis, type RedisClient } from './redis.js';
 export { Metrics } from './metrics.js';
 export { extractTraceContext, initTracing, injectTraceContext, traceIdOf, tracer, SpanKind, SpanStatusCode, type Context, type Span } from './tracing.js';
 export { isRedisUnavailable, withUnavailableErrors } from './redis-errors.js';
+export * from './events/index.js';
+export { processConfig, serviceConfig, type ServiceConfig } from './runtime/config.js';
+export { defineService, runService, startService, type BackgroundTask, type RunningService, type ServiceContext, type ServiceDefinition, type StartOptions } from './runtime/service.js';
+export { assertDurableRedis } from './runtime/redis-policy.js';

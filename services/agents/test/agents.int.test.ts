@@ -1,7 +1,6 @@
 import { newUserId } from '@workspace/testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseEvent } from '@workspace/events';
-import { userTag } from '@workspace/platform';
+import { parseEvent, userTag } from '@workspace/platform';
 import { harness, type Harness } from './support/harness.js';
 import { sharedRepoSuite } from './support/shared-suite.js';
 

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { JetStreamPublisher, readEvents, type WorkspaceEvent } from '@workspace/events';
-import { createClient, createLogger, createRedis, type RedisClient } from '@workspace/platform';
+import { createClient, createLogger, createRedis, JetStreamPublisher, readEvents, type RedisClient, type RunningService, startService, type WorkspaceEvent } from '@workspace/platform';
 import { AgentsServiceService, CreateAgentRequest } from '@workspace/proto/workspace/agents/v1/agents';
 import { newUserId, startNatsServer, type NatsServerHandle } from '@workspace/testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startAgentsService } from '../src/service.js';
+import { agentsService } from '../src/service.js';
 import { fixedKnowledge, fixedProjects } from './support/harness.js';
 
 // The agents service (as main.ts wires it) on the tests' Redis, publishing to a NATS server of
@@ -17,7 +16,7 @@ const logger = createLogger('agents-test', 'silent');
 let nats: NatsServerHandle;
 let redis: RedisClient;
 let publisher: JetStreamPublisher;
-let service: Awaited<ReturnType<typeof startAgentsService>>;
+let service: RunningService<unknown>;
 let client: ReturnType<typeof createClient<typeof AgentsServiceService>>;
 let observer: NatsConnection | undefined;
 
@@ -25,9 +24,12 @@ beforeAll(async () => {
   nats = await startNatsServer();
   redis = createRedis({ url: inject('infra').redisUrl });
   publisher = new JetStreamPublisher({ url: nats.url, logger, name: 'agents-test', timeoutMs: 1_000 });
-  service = await startAgentsService({
-    redis, logger, host: '127.0.0.1', port: 0, projects: fixedProjects, knowledge: fixedKnowledge, publisher, retention: 100,
-    outboxPollMs: 200, outboxNamespace: `agents-test-${randomUUID()}`,
+  service = await startService(agentsService, {
+    env: { REDIS_URL: inject('infra').redisUrl, GRPC_HOST: '127.0.0.1', GRPC_PORT: '0', OUTBOX_POLL_MS: '200' },
+    logger,
+    deps: { projects: fixedProjects, knowledge: fixedKnowledge },
+    publisher,
+    outboxNamespace: `agents-test-${randomUUID()}`,
   });
   client = createClient(AgentsServiceService, { serviceName: 'agents', address: `127.0.0.1:${service.port}`, deadlineMs: 5_000 });
 }, 60_000);
@@ -35,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   client?.close();
   await observer?.close();
-  await service?.stop(1_000);
+  await service?.stop();
   await publisher?.close();
   await redis?.quit();
   await nats?.dispose();

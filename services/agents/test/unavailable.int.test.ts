@@ -1,10 +1,8 @@
 import { createServer } from 'node:net';
-import { RedisOutbox } from '@workspace/events';
-import { createRedis } from '@workspace/platform';
+import { createRedis, RedisOutbox, withUnavailableErrors } from '@workspace/platform';
 import { newUserId } from '@workspace/testkit';
 import { describe, expect, it } from 'vitest';
 import { RedisAgentRepo } from '../src/adapters/agent-repo.redis.js';
-import { withUnavailableErrors } from '@workspace/platform';
 import { Agents } from '../src/domain/agents.js';
 import { fixedKnowledge, fixedProjects } from './support/harness.js';
 

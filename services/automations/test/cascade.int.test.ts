@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createEvent, JetStreamPublisher } from '@workspace/events';
-import { createClient, createRedis, type RedisClient } from '@workspace/platform';
+import { createClient, createEvent, createRedis, JetStreamPublisher, type RedisClient, type RunningService, startService } from '@workspace/platform';
 import { AutomationsServiceService } from '@workspace/proto/workspace/automations/v1/automations';
 import { newUserId, startNatsServer, type NatsServerHandle } from '@workspace/testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { dueKeys, triggerOwnerKey, userKeys } from '../src/adapters/keys.js';
-import { startAutomationsService } from '../src/service.js';
+import { automationsService } from '../src/service.js';
 import { logger, RecordingAgents } from './support/harness.js';
 
 /**
@@ -17,19 +16,23 @@ let redis: RedisClient;
 let publisher: JetStreamPublisher;
 const agents = new RecordingAgents();
 const dueNamespace = `automations-test-${randomUUID()}`;
-type Service = Awaited<ReturnType<typeof startAutomationsService>>;
+type Service = RunningService<unknown>;
 let service: Service | undefined;
 let client: ReturnType<typeof createClient<typeof AutomationsServiceService>>;
 
 async function start(): Promise<Service> {
-  service = await startAutomationsService({ redis, logger, host: '127.0.0.1', port: 0, agents, natsUrl: nats.url, tickMs: 1_000, dueNamespace });
+  service = await startService(automationsService, {
+    env: { REDIS_URL: inject('infra').redisUrl, NATS_URL: nats.url, GRPC_HOST: '127.0.0.1', GRPC_PORT: '0', SCHEDULER_TICK_MS: '1000' },
+    logger,
+    deps: { agents, dueNamespace },
+  });
   client = createClient(AutomationsServiceService, { serviceName: 'automations', address: `127.0.0.1:${service.port}`, deadlineMs: 5_000 });
   return service;
 }
 
 async function stop(): Promise<void> {
   client?.close();
-  await service?.stop(1_000);
+  await service?.stop();
   service = undefined;
 }
 

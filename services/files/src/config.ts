@@ -1,12 +1,10 @@
-import { env } from '@workspace/platform';
+import { env, serviceConfig } from '@workspace/platform';
 import { z } from 'zod';
 
 const MiB = 1024 * 1024;
 
-export const configSchema = z.object({
-  GRPC_HOST: z.string().default('0.0.0.0'),
-  GRPC_PORT: env.port(50052),
-  METRICS_PORT: env.port(9466),
+/** Redis holds the metadata index (it must not evict: every service refuses an evicting Redis). */
+export const configSchema = serviceConfig({ grpc: 50052, metrics: 9466 }).extend({
   /** MinIO or any S3-compatible store; `npm start` and the tests start s3rver when it is unset. */
   S3_ENDPOINT: env.url('http://127.0.0.1:9000'),
   S3_ACCESS_KEY: z.string().min(1).default('minioadmin'),
@@ -34,16 +32,6 @@ export const configSchema = z.object({
   FILE_SWEEP_INTERVAL_MS: env.positiveInt(10_000),
   /** Long polls of the changes feed waiting at once per replica; more answer at once. */
   CHANGES_MAX_WAITERS: env.positiveInt(512),
-  /** The metadata index (it must not evict: the service refuses an evicting Redis). */
-  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
-  REDIS_CLUSTER: env.bool(false),
-  /** NATS with JetStream: file events are relayed there; agent.deleted removes knowledge copies. */
-  NATS_URL: z.string().default('nats://127.0.0.1:4222'),
-  /** Replicas of the event stream when this service creates it (3 on a NATS cluster). */
-  NATS_STREAM_REPLICAS: env.positiveInt(1),
-  LOG_LEVEL: env.logLevel(),
-  OTEL_EXPORTER_OTLP_ENDPOINT: env.otlpEndpoint(),
-  SHUTDOWN_GRACE_MS: env.positiveInt(20_000),
 });
 
 export type FilesConfig = z.output<typeof configSchema>;

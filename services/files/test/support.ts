@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { RedisOutbox } from '@workspace/events';
-import { createLogger, createRedis, type RedisClient } from '@workspace/platform';
+import { createLogger, createRedis, type RedisClient, RedisOutbox } from '@workspace/platform';
 import { newUserId } from '@workspace/testkit';
 import { createS3Client, ensureBucket, MinioBlobStore } from '../src/adapters/blobs.minio.js';
 import { RedisChangesLog } from '../src/adapters/changes.redis.js';

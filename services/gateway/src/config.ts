@@ -1,4 +1,4 @@
-import { env } from '@workspace/platform';
+import { env, processConfig } from '@workspace/platform';
 import { z } from 'zod';
 
 const optional = z
@@ -6,11 +6,10 @@ const optional = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
 
-export const configSchema = z
-  .object({
+export const configSchema = processConfig({ metrics: 9464 })
+  .extend({
     HOST: z.string().default('0.0.0.0'),
     PORT: env.port(8080),
-    METRICS_PORT: env.port(9464),
     AUTH_JWKS_URL: optional.pipe(z.string().url().optional()),
     /** PEM (SPKI) public key; `\n` escapes are accepted for one-line environment values. */
     AUTH_PUBLIC_KEY: optional.transform((v) => v?.replace(/\\n/g, '\n')),
@@ -28,12 +27,9 @@ export const configSchema = z
     GRPC_DEADLINE_MS: env.positiveInt(5_000),
     /** An upload body that sends no byte for this long (while the gateway waits for one) fails (CONTRACT §5). */
     UPLOAD_IDLE_TIMEOUT_MS: env.positiveInt(30_000),
-    LOG_LEVEL: env.logLevel(),
-    OTEL_EXPORTER_OTLP_ENDPOINT: env.otlpEndpoint(),
     TRUST_PROXY: env.bool(false),
     /** How long /readyz reports "not ready" before the server stops taking connections. */
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
-    SHUTDOWN_GRACE_MS: env.positiveInt(20_000),
   })
   .refine((c) => c.AUTH_JWKS_URL || c.AUTH_PUBLIC_KEY || c.AUTH_JWT_SECRET, {
     message: 'one of AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_JWT_SECRET is required',

@@ -1,6 +1,5 @@
-import { RedisOutbox } from '@workspace/events';
+import { createRedis, errors, type RedisClient, RedisOutbox, userTag } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createRedis, errors, userTag, type RedisClient } from '@workspace/platform';
 import { newUserId } from '@workspace/testkit';
 import { RedisProjectRepo } from '../src/adapters/project-repo.redis.js';
 import type { WorkspaceFiles } from '../src/domain/ports.js';

@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { extractTraceContext, SpanKind, SpanStatusCode, traceIdOf, tracer } from '../tracing.js';
 import { AppError, errors, isAppError } from '../errors/app-error.js';
 import { toGrpcStatus } from '../errors/grpc-status.js';
+import { isRedisUnavailable } from '../redis-errors.js';
 import { MD_REQUEST_ID, MD_USER_ID, type CallContext } from './context.js';
 import type { AsyncService } from './types.js';
 
@@ -113,6 +114,8 @@ export class GrpcServer {
   }
 
   #toStatus(err: unknown, ctx: Ctx) {
+    // A store that cannot be reached is the caller's cue to retry, whichever repository met it.
+    if (!isAppError(err) && isRedisUnavailable(err)) err = errors.unavailable('Redis', err);
     if (isAppError(err) && err.code !== 'INTERNAL') {
       this.#finish(ctx, err.code);
       return toGrpcStatus(err);

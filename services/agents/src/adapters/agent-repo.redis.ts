@@ -1,5 +1,4 @@
-import type { RedisOutbox, WorkspaceEvent } from '@workspace/events';
-import { errors, type RedisClient } from '@workspace/platform';
+import { errors, type RedisClient, type RedisOutbox, type WorkspaceEvent } from '@workspace/platform';
 import type { AgentConfig, AgentRecord, AgentRepo, ChatRecord, CommitConfigRequest, CommitResult } from '../domain/ports.js';
 import { decodeAgent, encodeAgent, encodeSummary } from './agent-codec.js';
 import { RedisAgentReads } from './agent-reads.redis.js';

@@ -1,5 +1,4 @@
-import { createEvent, type WorkspaceEvent } from '@workspace/events';
-import { errors } from '@workspace/platform';
+import { createEvent, errors, type WorkspaceEvent } from '@workspace/platform';
 import { buildConfig, sameAsCurrent, summarize } from './configs.js';
 import { checkFields, editableOf, fieldsForCreate, type EditableFields, type FieldsInput, type KnowledgeFile, type KnowledgeRequest, type SubmittedFields } from './fields.js';
 import { isId, newId } from './ids.js';

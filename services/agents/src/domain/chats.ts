@@ -1,5 +1,4 @@
-import { createEvent } from '@workspace/events';
-import { errors } from '@workspace/platform';
+import { createEvent, errors } from '@workspace/platform';
 import { EVENT_SOURCE, type Agents } from './agents.js';
 import { isId, newId } from './ids.js';
 import type { AgentConfig, AgentRepo, ChatRecord, Clock, Scope } from './ports.js';

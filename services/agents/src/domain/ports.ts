@@ -1,4 +1,4 @@
-import type { WorkspaceEvent } from '@workspace/events';
+import type { WorkspaceEvent } from '@workspace/platform';
 import type { EditableFields, KnowledgeFile, ResponseMode } from './fields.js';
 
 /** An immutable configuration, as stored and returned. */

@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { RedisOutbox, type EventPublisher, type WorkspaceEvent } from '@workspace/events';
-import { createRedis, errors, type RedisClient } from '@workspace/platform';
+import { createRedis, errors, type EventPublisher, type RedisClient, RedisOutbox, type WorkspaceEvent } from '@workspace/platform';
 import { RedisAgentRepo } from '../../src/adapters/agent-repo.redis.js';
 import { Agents } from '../../src/domain/agents.js';
 import { Chats } from '../../src/domain/chats.js';

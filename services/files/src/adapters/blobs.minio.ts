@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Logger } from '@workspace/platform';
-import { errors } from '@workspace/platform';
+import { errors, type Logger } from '@workspace/platform';
 import { Client } from 'minio';
 import type { BlobStore, ByteRange } from '../domain/ports.js';
 import { guarded, isNotFound, storeError } from './s3-errors.js';

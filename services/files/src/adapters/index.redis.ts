@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RedisOutbox } from '@workspace/events';
-import { AppError, errors, userTag, type RedisClient } from '@workspace/platform';
+import { AppError, errors, type RedisClient, type RedisOutbox, userTag } from '@workspace/platform';
 import { decodeEntry, encodeEntry, type IndexEntry } from '../domain/entries.js';
 import type { ConflictMode, FileIndex, IndexListPage, MoveOutcome, PendingUpload } from '../domain/ports.js';
 import * as lua from './index.lua.js';

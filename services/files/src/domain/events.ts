@@ -1,4 +1,4 @@
-import { createEvent } from '@workspace/events';
+import { createEvent } from '@workspace/platform';
 
 export const EVENT_SOURCE = '/workspace/files';
 

@@ -1,7 +1,6 @@
-import { errors } from '@workspace/platform';
+import { AppError, errors, isAppError } from '@workspace/platform';
 import { mimeTypeOf, lastSegment } from './entries.js';
 import { parsePath } from './paths.js';
-import { AppError, isAppError } from '@workspace/platform';
 import type { FileIndex } from './ports.js';
 
 /** A knowledge file as an Agent's configuration stores it (CONTRACT §7). */

@@ -1,5 +1,4 @@
-import { createEvent, type RedisOutbox, type WorkspaceEvent } from '@workspace/events';
-import { userTag, type RedisClient } from '@workspace/platform';
+import { createEvent, type RedisClient, type RedisOutbox, userTag, type WorkspaceEvent } from '@workspace/platform';
 import type { ProjectRecord, ProjectRepo } from '../domain/ports.js';
 
 const EVENT_SOURCE = '/workspace/projects';

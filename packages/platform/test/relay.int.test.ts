@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { createLogger, createRedis, type RedisClient } from '@workspace/platform';
+import { createLogger, createRedis, type RedisClient } from '../src/index.js';
 import { startNatsServer, type NatsServerHandle } from '@workspace/testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createEvent, JetStreamPublisher, OutboxRelay, readEvents, RedisOutbox, type WorkspaceEvent } from '../src/index.js';

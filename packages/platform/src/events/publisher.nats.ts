@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import type { Logger } from '@workspace/platform';
+import type { Logger } from '../logger.js';
 import type { EventPublisher } from './relay.js';
 import { subjectOf, type WorkspaceEvent } from './schemas.js';
 import { ensureStream, type StreamOptions } from './stream.js';

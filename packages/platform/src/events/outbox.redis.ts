@@ -1,5 +1,5 @@
 import type { ChainableCommander } from 'ioredis';
-import type { RedisClient } from '@workspace/platform';
+import type { RedisClient } from '../redis.js';
 import type { WorkspaceEvent } from './schemas.js';
 
 /** Removes a pending marker only if nobody re-registered it since it was read, and it is old. */

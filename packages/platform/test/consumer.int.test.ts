@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '@workspace/platform';
+import { createLogger } from '../src/index.js';
 import { startNatsServer, type NatsServerHandle } from '@workspace/testkit';
 import { createEvent, EventConsumer, JetStreamPublisher, PARKED_STREAM, readEvents, type WorkspaceEvent } from '../src/index.js';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { injectTraceContext } from '@workspace/platform';
+import { injectTraceContext } from '../tracing.js';
 
 /**
  * The data of each event type. Every payload names the owning user (CONTRACT §8), so a

@@ -1,4 +1,4 @@
-import type { Logger } from '@workspace/platform';
+import type { Logger } from '../logger.js';
 import type { PendingOutbox, RedisOutbox } from './outbox.redis.js';
 import { parseEvent, type WorkspaceEvent } from './schemas.js';
 

@@ -1,7 +1,8 @@
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { context, trace } from '@opentelemetry/api';
-import { extractTraceContext, SpanKind, SpanStatusCode, tracer, type Logger } from '@workspace/platform';
+import type { Logger } from '../logger.js';
+import { extractTraceContext, SpanKind, SpanStatusCode, tracer } from '../tracing.js';
 import { parseEvent, subjectOf, type EventData, type EventType, type WorkspaceEvent } from './schemas.js';
 import { ensureStream, STREAM_NAME, type StreamOptions } from './stream.js';
 
