@@ -11,7 +11,7 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
 type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const SERVICES = readdirSync(`${repo}services`).filter((name) => existsSync(`${repo}services/${name}/Dockerfile`));
+const SERVICES = readdirSync(`${repo}services`).filter((name) => existsSync(`${repo}services/${name}/package.json`));
 const GRPC_SERVICES = SERVICES.filter((s) => s !== 'gateway');
 
 function render(overlay: string): Manifest[] {
@@ -83,14 +83,23 @@ describe.each(['dev', 'prod'])('kubernetes overlay %s', (overlay) => {
 });
 
 describe('containers', () => {
-  it.each(SERVICES)('docker — services/%s/Dockerfile lints clean, is multi-stage on Node 24 and runs as non-root', (service) => {
-    const text = readFileSync(`${repo}services/${service}/Dockerfile`, 'utf8');
+  it('docker — one Dockerfile builds every process: lints clean, multi-stage on Node 24, runs as non-root', () => {
+    const text = readFileSync(`${repo}Dockerfile`, 'utf8');
     expect(lintDockerfile(text)).toEqual([]);
     expect(text).toContain('node:24');
     expect(text.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);
     expect(text).toMatch(/^USER node$/m);
     expect(text).toMatch(/--omit=dev/);
+    expect(text).toMatch(/^ARG SERVICE$/m);
     expect(existsSync(`${repo}.dockerignore`)).toBe(true);
+    // No service keeps a copy of its own.
+    expect(SERVICES.filter((service) => existsSync(`${repo}services/${service}/Dockerfile`))).toEqual([]);
+  });
+
+  it.each(SERVICES)('compose — %s is built from the one Dockerfile with SERVICE=%s', (service) => {
+    const compose = parse(readFileSync(`${repo}deploy/compose.yaml`, 'utf8'), { merge: true }) as { services: Record<string, { build?: { args?: Record<string, string>; dockerfile?: string } }> };
+    expect(compose.services[service]?.build?.args?.SERVICE).toBe(service);
+    expect(compose.services[service]?.build?.dockerfile).toBeUndefined();
   });
 
   it('compose — deploy/compose.yaml is valid against the Compose specification', () => {

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // Container health check without extra binaries: `healthcheck grpc <host:port>` asks
-// grpc.health.v1, `healthcheck http <url>` expects a 2xx. Exit 0 when healthy, 1 otherwise.
+// grpc.health.v1, `healthcheck http <url>` expects a 2xx; without arguments, the same words
+// from the HEALTHCHECK environment variable (set by the image). Exit 0 when healthy, 1 otherwise.
 import { createHealthChecker } from './grpc/health.js';
 
-const [kind, target] = process.argv.slice(2);
+const args = process.argv.length > 2 ? process.argv.slice(2) : (process.env.HEALTHCHECK ?? '').trim().split(/\s+/);
+const [kind, target] = args;
 const TIMEOUT_MS = 2_000;
 
 async function healthy(): Promise<boolean> {
