@@ -1,12 +1,13 @@
 // npm start: install what is missing, build, find (or start) Redis and NATS, start every
-// service and the gateway, wait until ready, print where it is. Ctrl-C / SIGTERM stops all.
-import { spawn } from 'node:child_process';
+// service and the gateway, wait until ready, print where it is. A process that exits on its own
+// is restarted with backoff (scripts/supervisor.mjs); Ctrl-C / SIGTERM stops all, newest first.
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { build, dataDir, devSecret, ensureInstalled, onPath, root } from './lib.mjs';
+import { Supervisor } from './supervisor.mjs';
 
 const env = process.env;
 const PORT = env.PORT ?? '8080';
@@ -29,6 +30,7 @@ const SERVICES = [
     name: 'gateway',
     env: () => ({
       PORT,
+      REDIS_URL,
       AUTH_JWT_SECRET: env.AUTH_JWKS_URL || env.AUTH_PUBLIC_KEY ? env.AUTH_JWT_SECRET ?? '' : devSecret(),
       PROJECTS_ADDR: ADDR.projects,
       AGENTS_ADDR: ADDR.agents,
@@ -38,8 +40,7 @@ const SERVICES = [
   },
 ];
 
-const children = [];
-let stopping = false;
+const supervisor = new Supervisor();
 /** S3_* for the files service: the caller's S3_ENDPOINT, or the embedded s3rver's. */
 let s3Env = {};
 
@@ -58,24 +59,30 @@ function reachable(url) {
   });
 }
 
-function startChild(name, cmd, args, childEnv = {}) {
+/**
+ * Starts a supervised process (restarted with backoff when it exits on its own) that logs to
+ * DATA_DIR/logs/<name>.log; its stderr is also shown here. `childEnv` may be a function, called
+ * at every start. `onSpawn` sees each new process.
+ */
+function startChild(name, cmd, args, childEnv = {}, onSpawn = undefined) {
   const logs = join(dataDir(), 'logs');
   mkdirSync(logs, { recursive: true });
   const out = createWriteStream(join(logs, `${name}.log`), { flags: 'a' });
-  const child = spawn(cmd, args, { cwd: root, env: { ...env, ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.pipe(out);
-  child.stderr.on('data', (chunk) => {
-    out.write(chunk);
-    process.stderr.write(`[${name}] ${chunk}`);
+  return supervisor.start({
+    name,
+    command: cmd,
+    args,
+    cwd: root,
+    env: () => ({ ...env, ...(typeof childEnv === 'function' ? childEnv() : childEnv) }),
+    onSpawn: (child) => {
+      child.stdout.pipe(out, { end: false });
+      child.stderr.on('data', (chunk) => {
+        out.write(chunk);
+        process.stderr.write(`[${name}] ${chunk}`);
+      });
+      onSpawn?.(child);
+    },
   });
-  child.on('exit', (code, signal) => {
-    if (!stopping) {
-      console.error(`✗ ${name} exited (${signal ?? code}); see ${join(logs, `${name}.log`)}. Stopping everything.`);
-      void stopAll(1);
-    }
-  });
-  children.push({ name, child });
-  return child;
 }
 
 async function waitFor(what, check, timeoutMs) {
@@ -107,42 +114,35 @@ async function backend(name, url, binary, args, hint) {
 async function embeddedS3() {
   if (env.S3_ENDPOINT) return console.log(`› s3: using ${env.S3_ENDPOINT}`);
   console.log(`› s3: no S3_ENDPOINT; starting the embedded s3rver under ${dataDir()}`);
-  const child = startChild('s3', process.execPath, [join(root, 'scripts/s3rver.mjs')], {
-    NODE_OPTIONS: '--openssl-legacy-provider',
-    S3RVER_DIRECTORY: mkdir('s3'),
-  });
-  const s3Port = await new Promise((resolve) => {
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (line.includes('"listening"')) resolve(JSON.parse(line).port);
+  // The first start picks a free port; a restart takes the same one, which the files service uses.
+  let s3Port = 0;
+  const directory = mkdir('s3');
+  await new Promise((resolve) => {
+    const s3rverEnv = () => ({ NODE_OPTIONS: '--openssl-legacy-provider', S3RVER_DIRECTORY: directory, S3RVER_PORT: String(s3Port) });
+    startChild('s3', process.execPath, [join(root, 'scripts/s3rver.mjs')], s3rverEnv, (child) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if (!line.includes('"listening"')) return;
+        s3Port = JSON.parse(line).port;
+        resolve();
+      });
     });
   });
   s3Env = { S3_ENDPOINT: `http://127.0.0.1:${s3Port}`, S3_ACCESS_KEY: 'S3RVER', S3_SECRET_KEY: 'S3RVER' };
 }
 
 async function stopAll(code = 0) {
-  if (stopping) return;
-  stopping = true;
-  for (const { name, child } of [...children].reverse()) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    child.kill('SIGTERM');
-    const exited = new Promise((r) => child.once('exit', r));
-    if ((await Promise.race([exited.then(() => true), sleep(25_000).then(() => false)])) === false) {
-      console.error(`› ${name} did not stop in time; killing it`);
-      child.kill('SIGKILL');
-    }
-  }
+  await supervisor.stop();
   process.exit(code);
 }
 
-process.on('SIGINT', () => void stopAll(0));
-process.on('SIGTERM', () => void stopAll(0));
+supervisor.stopOnSignals(0);
 
 ensureInstalled();
 console.log('› building…');
 build();
 
 const redis = new URL(REDIS_URL);
-await backend('redis', REDIS_URL, 'redis-server', ['--port', redis.port || '6379', '--bind', redis.hostname, '--dir', mkdir('redis'), '--appendonly', 'yes', '--save', ''],
+await backend('redis', REDIS_URL, 'redis-server', ['--port', redis.port || '6379', '--bind', redis.hostname, '--dir', mkdir('redis'), '--appendonly', 'yes', '--appendfsync', 'everysec', '--maxmemory-policy', 'noeviction', '--save', ''],
   'Install it (Debian: apt-get install redis-server) or set REDIS_URL to a running Redis.');
 const nats = new URL(NATS_URL);
 await backend('nats', NATS_URL, 'nats-server', ['-a', nats.hostname, '-p', nats.port || '4222', '-js', '-sd', mkdir('nats')],

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { launchStack, mintToken, newUserId, spawnService, type SpawnedService } from '@workspace/testkit';
+import { launchStack, mintToken, newUserId, spawnService, type InfraUrls, type SpawnedService } from '@workspace/testkit';
 
 export interface Stack {
   /** The first gateway replica. */
@@ -51,11 +51,12 @@ export async function request(url: string, init: RequestInit): Promise<ApiRespon
 
 /**
  * Starts every service and the gateway as real processes on random ports, against the
- * backends found by the global setup: one replica of each, or two in the scaled topology
- * (Redis Cluster, NATS cluster), where every request of a user takes turns over the gateways.
+ * backends found by the global setup (or `options.infra`): one replica of each, or two in the
+ * scaled topology (Redis Cluster, NATS cluster), where every request of a user takes turns over
+ * the gateways.
  */
-export async function startStack(options: { gatewayEnv?: Record<string, string>; filesEnv?: Record<string, string>; env?: Record<string, string> } = {}): Promise<Stack> {
-  const infra = inject('infra');
+export async function startStack(options: { gatewayEnv?: Record<string, string>; filesEnv?: Record<string, string>; env?: Record<string, string>; infra?: InfraUrls } = {}): Promise<Stack> {
+  const infra = options.infra ?? inject('infra');
   const secret = randomBytes(24).toString('base64url');
   const launched = await launchStack({
     infra,

@@ -42,6 +42,14 @@ describe('grpc kit', () => {
     await expect(client.createProject({ name: 'p', goal: '', instructions: '' })).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
   });
 
+  it('grpc kit — any user id travels unchanged (binary metadata): non-ASCII, surrounding spaces, a BOM, 256 emoji', async () => {
+    const { client } = await serve();
+    for (const userId of ['josé', '用户', ' alice ', '\t tab and spaces \t', '\uFEFFbom', 'line\nbreak', '😀'.repeat(256)]) {
+      const res = await client.createProject({ name: 'p', goal: '', instructions: '' }, { userId, requestId: 'r' });
+      expect(res.name, JSON.stringify(userId)).toBe(`p:${userId}:r`);
+    }
+  });
+
   it('grpc kit — our errors keep their code; unexpected ones become INTERNAL without their text', async () => {
     const { client } = await serve();
     await expect(client.getProject({ name: 'x' }, { userId: 'u' })).rejects.toMatchObject({ code: 'PROJECT_NOT_FOUND', message: 'project not found: x' });

@@ -31,6 +31,20 @@ export interface LaunchedStack {
 
 const entry = (service: StackService) => fileURLToPath(new URL(`../../../services/${service}/dist/main.js`, import.meta.url));
 
+/**
+ * Suites send many requests fast and the bench seeds 10,000 Agents of one user: the stack's
+ * limits are generous unless a suite sets its own (`env` or `envOf`), as test/limits.e2e.test.ts does.
+ */
+const GENEROUS_LIMITS = {
+  gateway: { RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', MAX_CONCURRENT_UPLOADS: '1000' },
+  agents: { MAX_AGENTS: '1000000' },
+};
+
+/** The entries of `env` named in `names`. */
+function pick(env: Record<string, string> | undefined, names: string[]): Record<string, string> {
+  return Object.fromEntries(names.flatMap((n) => (env?.[n] === undefined ? [] : [[n, env[n]]])));
+}
+
 /** One key per stack seals webhook secrets at rest, as every replica of a deployment shares one. */
 const TRIGGER_SECRET_KEY = 'e2e0'.repeat(16);
 
@@ -58,6 +72,8 @@ export async function launchStack(options: LaunchOptions): Promise<LaunchedStack
     NATS_URL: infra.natsUrl,
     NATS_STREAM_REPLICAS: String(infra.natsReplicas ?? 1),
   };
+  // A setting of GENEROUS_LIMITS given in `env` wins over the generous default.
+  const generous = (service: keyof typeof GENEROUS_LIMITS) => ({ ...GENEROUS_LIMITS[service], ...pick(options.env, Object.keys(GENEROUS_LIMITS[service])) });
   const own = (service: StackService): Record<string, string> => {
     switch (service) {
       case 'files':
@@ -71,11 +87,12 @@ export async function launchStack(options: LaunchOptions): Promise<LaunchedStack
       case 'projects':
         return { FILES_ADDR: addr('files') };
       case 'agents':
-        return { PROJECTS_ADDR: addr('projects'), FILES_ADDR: addr('files') };
+        return { ...generous('agents'), PROJECTS_ADDR: addr('projects'), FILES_ADDR: addr('files') };
       case 'automations':
         return { AGENTS_ADDR: addr('agents'), TRIGGER_SECRET_KEY };
       case 'gateway':
         return {
+          ...generous('gateway'),
           AUTH_JWT_SECRET: options.secret,
           PROJECTS_ADDR: addr('projects'),
           FILES_ADDR: addr('files'),

@@ -11,6 +11,8 @@ export const configSchema = serviceConfig({ grpc: 50053, metrics: 9467 }).extend
   KNOWLEDGE_DEADLINE_MS: env.positiveInt(60_000),
   /** Configs kept per Agent; beyond it the oldest that are neither current nor pinned by a chat go. */
   CONFIG_RETENTION: env.positiveInt(100),
+  /** The most Agents one user may have (CONTRACT §14); a create beyond it → 403 QUOTA_EXCEEDED. */
+  MAX_AGENTS: env.positiveInt(1_000),
 });
 
 export type AgentsConfig = z.output<typeof configSchema>;

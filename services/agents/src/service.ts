@@ -38,7 +38,7 @@ export const agentsService = defineService({
     const { outbox, kick } = ctx.events;
     const repo = new RedisAgentRepo({ redis: ctx.redis, outbox, onEvents: kick, poolSize: ctx.config.REDIS_TX_CONNECTIONS });
     ctx.onStop('transaction connections', () => repo.close());
-    const agents = new Agents({ repo, projects, knowledge, retention: ctx.config.CONFIG_RETENTION });
+    const agents = new Agents({ repo, projects, knowledge, retention: ctx.config.CONFIG_RETENTION, maxAgents: ctx.config.MAX_AGENTS });
     const chats = new Chats({ repo, agents });
     ctx.serve(AgentsServiceService, agentsHandlers({ agents, chats, repo }));
   },

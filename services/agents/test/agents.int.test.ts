@@ -21,7 +21,7 @@ describe('agents repository (single node)', () => {
   it('agents repo — retention keeps the newest and every pinned config, deletes the rest in the same write', async () => {
     const scope = { userId: newUserId() };
     const { agent, config: first } = await small.agents.create(scope, { name: 'Keeper' });
-    const pinnedChat = await small.chats.create(scope, agent.agentId, 'pins the first config');
+    const pinnedChat = await small.chats.create(scope, agent.agentId, { title: 'pins the first config' });
     let base = agent.currentConfigId;
     const made = [first.configId];
     for (let i = 1; i <= 6; i++) {
@@ -61,7 +61,7 @@ describe('agents repository (single node)', () => {
   it('agents repo — delete removes every key of the Agent and queues agent.deleted in the same write', async () => {
     const scope = { userId: newUserId() };
     const { agent } = await h.agents.create(scope, { name: 'Doomed' });
-    await h.chats.create(scope, agent.agentId, undefined);
+    await h.chats.create(scope, agent.agentId);
     await h.agents.update(scope, agent.agentId, agent.currentConfigId, { goal: 'x' });
     const tag = userTag(scope.userId);
     await h.redis.del(h.outbox.listKey(tag));
@@ -75,7 +75,7 @@ describe('agents repository (single node)', () => {
     ]);
     await expect(h.agents.get(scope, agent.agentId)).rejects.toMatchObject({ code: 'AGENT_NOT_FOUND' });
     await expect(h.agents.delete(scope, agent.agentId)).rejects.toMatchObject({ code: 'AGENT_NOT_FOUND' });
-    await expect(h.chats.create(scope, agent.agentId, undefined)).rejects.toMatchObject({ code: 'AGENT_NOT_FOUND' });
+    await expect(h.chats.create(scope, agent.agentId)).rejects.toMatchObject({ code: 'AGENT_NOT_FOUND' });
   });
 
   it('agents repo — another user sees nothing', async () => {

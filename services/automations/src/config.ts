@@ -17,6 +17,15 @@ export const configSchema = serviceConfig({ grpc: 50054, metrics: 9468 }).extend
   AGENTS_ADDR: env.address('127.0.0.1:50053'),
   /** Pause between passes over the due index (a due run starts within about this long). */
   SCHEDULER_TICK_MS: env.positiveInt(1_000),
+  /**
+   * How long a claimed run is kept from other replicas while its chat starts; after a crash the
+   * run waits this long before another replica takes it. Keep it above GRPC_DEADLINE_MS.
+   */
+  SCHEDULER_LEASE_MS: env.positiveInt(15_000),
+  /** The most schedules one Agent may have (CONTRACT §14); a create beyond it → 403 QUOTA_EXCEEDED. */
+  MAX_SCHEDULES_PER_AGENT: env.positiveInt(50),
+  /** The most webhook triggers one Agent may have (CONTRACT §14); beyond it → 403 QUOTA_EXCEEDED. */
+  MAX_TRIGGERS_PER_AGENT: env.positiveInt(50),
   /** AES-256-GCM key sealing webhook secrets at rest (see adapters/secret-box.ts). */
   TRIGGER_SECRET_KEY: secretKey,
 });

@@ -15,7 +15,7 @@ import { configSchema } from './config.js';
 import { automationsHandlers } from './grpc/automations.handlers.js';
 
 function runObserver(metrics: Metrics) {
-  const runs = metrics.counter('automations_runs_total', 'Due schedule runs, by outcome (started, failed, skipped, taken by another replica)', ['outcome']);
+  const runs = metrics.counter('automations_runs_total', 'Due schedule runs, by outcome (started, retried, failed, skipped, taken by another replica)', ['outcome']);
   const late = metrics.histogram('automations_run_lateness_seconds', 'How long after its due time a run started its chat');
   return (outcome: RunOutcome, lateMs: number) => {
     runs.inc({ outcome });
@@ -35,8 +35,9 @@ export const automationsService = defineService({
     /** Agent lookups and chat starts. */
     agents: (ctx): AgentDirectory =>
       new GrpcAgentDirectory(
-        // A lookup is safe to repeat on another replica; CreateChat is not (it would start two chats).
-        ctx.client(AgentsServiceService, { serviceName: 'agents', address: ctx.config.AGENTS_ADDR, idempotent: ['getAgent'] }),
+        // Safe to repeat on another replica: a lookup, and CreateChat, which every call from here
+        // sends with an idempotency key (a repeat returns the first call's chat).
+        ctx.client(AgentsServiceService, { serviceName: 'agents', address: ctx.config.AGENTS_ADDR, idempotent: ['getAgent', 'createChat'] }),
       ),
     /** Keeps this instance's due index apart from others on the same Redis (tests). */
     dueNamespace: (): string => 'automations',
@@ -48,9 +49,9 @@ export const automationsService = defineService({
     const triggerRepo = new RedisTriggerRepo(redis);
     const box = new AesGcmSecretBox(ctx.config.TRIGGER_SECRET_KEY);
     if (!box.sealing) logger.warn('TRIGGER_SECRET_KEY is not set: webhook secrets are stored unencrypted in Redis');
-    const schedules = new Schedules({ repo: scheduleRepo, agents });
-    const triggers = new Triggers({ repo: triggerRepo, agents, box });
-    const scheduler = new Scheduler({ due: dueIndex, schedules: scheduleRepo, agents, logger, tickMs: ctx.config.SCHEDULER_TICK_MS, observe: runObserver(metrics) });
+    const schedules = new Schedules({ repo: scheduleRepo, agents, maxPerAgent: ctx.config.MAX_SCHEDULES_PER_AGENT });
+    const triggers = new Triggers({ repo: triggerRepo, agents, box, maxPerAgent: ctx.config.MAX_TRIGGERS_PER_AGENT });
+    const scheduler = new Scheduler({ due: dueIndex, schedules: scheduleRepo, agents, logger, tickMs: ctx.config.SCHEDULER_TICK_MS, leaseMs: ctx.config.SCHEDULER_LEASE_MS, observe: runObserver(metrics) });
     ctx.background('scheduler', scheduler);
     ctx.consume({ 'agent.deleted': (event) => removeAgent({ schedules: scheduleRepo, triggers: triggerRepo }, event.data.userId, event.data.agentId) });
     ctx.serve(AutomationsServiceService, automationsHandlers({ schedules, triggers }));

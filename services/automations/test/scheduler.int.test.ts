@@ -87,9 +87,9 @@ describe('scheduler', () => {
     // While claimed, nobody else gets it.
     expect((await h.due.claim(5_000, 1_000)).some((r) => r.scheduleId === id)).toBe(false);
     const next = Date.now() + 60_000;
-    expect(await h.due.settle(stale!, next)).toBe(false);
-    expect(await h.due.settle(fresh!, next)).toBe(true);
-    expect(await h.due.settle(fresh!, next + 60_000)).toBe(false);
+    expect(await h.due.ack(stale!, next)).toBe(false);
+    expect(await h.due.ack(fresh!, next)).toBe(true);
+    expect(await h.due.ack(fresh!, next + 60_000)).toBe(false);
     expect(await h.due.nextRuns([id])).toEqual([next]);
   });
 

@@ -1,7 +1,7 @@
 import express, { type RequestHandler } from 'express';
 import { LRUCache } from 'lru-cache';
 import { context, trace } from '@opentelemetry/api';
-import { AppError, SpanKind, SpanStatusCode, traceIdOf, tracer, type Logger, type Metrics } from '@workspace/platform';
+import { AppError, SpanKind, SpanStatusCode, tenantKey, traceIdOf, tracer, type Logger, type Metrics } from '@workspace/platform';
 import { errorHandler, sendError } from './http/errors.js';
 import { requestId } from './http/request-id.js';
 import type { Verifier } from './http/auth.js';
@@ -9,7 +9,11 @@ import { buildOpenApi } from './openapi/openapi.js';
 import { docsRouter } from './openapi/docs.js';
 import type { ObjectStore } from './http/object-store.js';
 import { buildRoutes, type Clients } from './routes/index.js';
-import { mountRoutes } from './routes/route.js';
+import { mountRoutes, type RouteGuards } from './routes/route.js';
+import { idempotency } from './limits/idempotency.js';
+import type { IdempotencyStore } from './limits/idempotency-store.js';
+import { rateLimit, userBucket, type RateLimiter } from './limits/rate-limit.js';
+import type { UploadSlots } from './limits/upload-slots.js';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -24,6 +28,25 @@ export interface GatewayDeps {
   trustProxy?: boolean;
   /** When given, every request is counted and timed by route. */
   metrics?: Metrics;
+  /** Rate limits, upload slots and idempotency records (CONTRACT §15), in Redis; absent: none apply. */
+  limits?: Limits;
+}
+
+export interface Limits {
+  rate: RateLimiter;
+  uploads: UploadSlots;
+  idempotency: IdempotencyStore;
+}
+
+/** The limits as route guards; the user's rate limit runs inside `authenticate` instead. */
+function guardsOf(limits: Limits | undefined, logger: Logger): RouteGuards {
+  if (!limits) return {};
+  return {
+    // Unauthenticated routes (the webhook hook) are limited per what they name; the key is hashed to a fixed length.
+    rateLimit: (keyOf) => rateLimit(limits.rate, (req) => `key:${tenantKey(keyOf(req))}`),
+    idempotency: idempotency({ store: limits.idempotency, logger }),
+    uploadSlot: limits.uploads.guard(),
+  };
 }
 
 const INFO = {
@@ -99,16 +122,18 @@ export function createApp(deps: GatewayDeps) {
 
   const authenticate: RequestHandler[] = [
     async (req, res, next) => {
-      res.locals.userId = await deps.verify(req.get('authorization'));
+      res.locals.userId = await deps.verify(req.get('authorization'), res.locals.requestId as string);
       next();
     },
+    // Before anything costs a backend call: one Redis round trip per request.
+    ...(deps.limits ? [rateLimit(deps.limits.rate, (_req, res) => userBucket(res.locals.userId as string))] : []),
     ensureHome(deps.clients.projects, deps.logger),
   ];
   const routes = buildRoutes(deps.clients, { store: deps.store, logger: deps.logger, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs });
   const openapi = buildOpenApi(routes, INFO);
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(docsRouter());
-  app.use(mountRoutes(routes, authenticate));
+  app.use(mountRoutes(routes, authenticate, guardsOf(deps.limits, deps.logger)));
   app.use((req, _res, next) => next(new AppError('ROUTE_NOT_FOUND', `no route for ${req.method} ${req.path}`)));
   app.use(errorHandler(deps.logger));
 

@@ -11,6 +11,13 @@ export const configSchema = processConfig({ metrics: 9464 })
     HOST: z.string().default('0.0.0.0'),
     PORT: env.port(8080),
     AUTH_JWKS_URL: optional.pipe(z.string().url().optional()),
+    /**
+     * How long a fetched JWKS is trusted (a key removed at the provider stops verifying within
+     * this); unset: the provider's Cache-Control max-age, clamped to 60 s–10 min (5 min without one).
+     */
+    AUTH_JWKS_CACHE_MAX_AGE_MS: optional.transform((v) => (v === undefined ? undefined : Number(v))).pipe(z.number().int().positive().optional()),
+    /** The least time between two JWKS fetches made for a token naming a key the set lacks. */
+    AUTH_JWKS_COOLDOWN_MS: z.coerce.number().int().min(0).default(30_000),
     /** PEM (SPKI) public key; `\n` escapes are accepted for one-line environment values. */
     AUTH_PUBLIC_KEY: optional.transform((v) => v?.replace(/\\n/g, '\n')),
     AUTH_JWT_SECRET: optional,
@@ -28,6 +35,15 @@ export const configSchema = processConfig({ metrics: 9464 })
     /** An upload body that sends no byte for this long (while the gateway waits for one) fails (CONTRACT §5). */
     UPLOAD_IDLE_TIMEOUT_MS: env.positiveInt(30_000),
     TRUST_PROXY: env.bool(false),
+    /** Redis shared by every gateway replica: rate limits, upload slots, idempotency records. */
+    REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+    REDIS_CLUSTER: env.bool(false),
+    /** Per user (and per webhook trigger): the steady rate of requests a second (CONTRACT §15). */
+    RATE_LIMIT_PER_SECOND: env.positiveInt(50),
+    /** Per user (and per webhook trigger): how many requests may come at once after a quiet spell. */
+    RATE_LIMIT_BURST: env.positiveInt(200),
+    /** Uploads of one user in flight at once, across every replica; one more → 429. */
+    MAX_CONCURRENT_UPLOADS: env.positiveInt(8),
     /** How long /readyz reports "not ready" before the server stops taking connections. */
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
   })

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createClient, createHealthChecker, type Logger, type Metrics } from '@workspace/platform';
+import { createClient, createHealthChecker, createRedis, type Logger, type Metrics } from '@workspace/platform';
 import { ProjectsServiceService } from '@workspace/proto/workspace/projects/v1/projects';
 import { AgentsServiceService } from '@workspace/proto/workspace/agents/v1/agents';
 import { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
@@ -9,7 +9,11 @@ import type { ServiceDefinition } from '@grpc/grpc-js';
 import { createApp } from './app.js';
 import type { Clients } from './routes/index.js';
 import { createVerifier, type AuthOptions } from './http/auth.js';
+import { answerClientError } from './http/client-error.js';
 import { ObjectStore } from './http/object-store.js';
+import { IdempotencyStore } from './limits/idempotency-store.js';
+import { RateLimiter } from './limits/rate-limit.js';
+import { UploadSlots } from './limits/upload-slots.js';
 
 export interface GatewayOptions {
   logger: Logger;
@@ -23,6 +27,10 @@ export interface GatewayOptions {
   uploadIdleTimeoutMs?: number;
   trustProxy?: boolean;
   metrics?: Metrics;
+  /** The Redis every replica shares for rate limits, upload slots and idempotency records. */
+  redis: { url: string; cluster: boolean };
+  /** CONTRACT §15: RATE_LIMIT_PER_SECOND, RATE_LIMIT_BURST, MAX_CONCURRENT_UPLOADS. */
+  limits: { perSecond: number; burst: number; maxConcurrentUploads: number };
 }
 
 const READY_TIMEOUT_MS = 1_000;
@@ -48,18 +56,38 @@ export async function startGateway(options: GatewayOptions) {
   } satisfies Clients;
   const s3Bytes = options.metrics?.counter('s3_bytes_total', 'File bytes sent to (in) and read from (out) the object store', ['direction']);
   const store = new ObjectStore({ onBytes: (direction, bytes) => s3Bytes?.inc({ direction }, bytes) });
+  const redis = createRedis({ url: options.redis.url, cluster: options.redis.cluster, name: 'gateway' });
+  // Failures surface (as 503) on the requests that meet them; say so once per outage, not per retry.
+  let redisDown = false;
+  redis.on('error', (err: Error) => {
+    if (!redisDown) options.logger.warn({ err: err.message }, 'redis is unreachable; limited routes answer 503 until it is back');
+    redisDown = true;
+  });
+  redis.on('ready', () => {
+    redisDown = false;
+  });
+  const limits = {
+    rate: new RateLimiter({ redis, perSecond: options.limits.perSecond, burst: options.limits.burst }),
+    uploads: new UploadSlots({ redis, logger: options.logger, max: options.limits.maxConcurrentUploads }),
+    idempotency: new IdempotencyStore(redis),
+  };
   const health = Object.values(options.addresses).flatMap((address) => (address ? [createHealthChecker(address)] : []));
   const { app, markShuttingDown } = createApp({
     logger: options.logger,
-    verify: createVerifier(options.auth),
+    verify: createVerifier({ logger: options.logger, ...options.auth }),
     clients,
     store,
     uploadIdleTimeoutMs: options.uploadIdleTimeoutMs ?? UPLOAD_IDLE_TIMEOUT_MS,
     ready: async () => (await Promise.all(health.map((h) => h.check(READY_TIMEOUT_MS)))).every(Boolean),
     trustProxy: options.trustProxy ?? false,
     ...(options.metrics && { metrics: options.metrics }),
+    limits,
   });
   const server: Server = createServer({ requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 65_000 }, app);
+  server.on('clientError', answerClientError(options.logger));
+  // An `Expect` other than 100-continue: Node would answer a bare 417 itself; serve the request
+  // as if the header were absent (RFC 9110 lets a server ignore an expectation it does not know).
+  server.on('checkExpectation', app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -84,6 +112,7 @@ export async function startGateway(options: GatewayOptions) {
       });
       for (const c of Object.values(clients)) c.close();
       store.close();
+      await redis.quit().catch(() => redis.disconnect());
       for (const h of health) h.close();
     },
   };

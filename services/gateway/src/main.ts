@@ -14,6 +14,8 @@ const gateway = await startGateway({
   port: config.PORT,
   auth: {
     jwksUrl: config.AUTH_JWKS_URL,
+    jwksMaxAgeMs: config.AUTH_JWKS_CACHE_MAX_AGE_MS,
+    jwksCooldownMs: config.AUTH_JWKS_COOLDOWN_MS,
     publicKeyPem: config.AUTH_PUBLIC_KEY,
     secret: config.AUTH_JWT_SECRET,
     issuer: config.AUTH_ISSUER,
@@ -23,6 +25,8 @@ const gateway = await startGateway({
   deadlineMs: config.GRPC_DEADLINE_MS,
   uploadIdleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
   trustProxy: config.TRUST_PROXY,
+  redis: { url: config.REDIS_URL, cluster: config.REDIS_CLUSTER },
+  limits: { perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST, maxConcurrentUploads: config.MAX_CONCURRENT_UPLOADS },
 });
 const metricsServer = await metrics.serve(config.HOST, config.METRICS_PORT);
 logger.info({ port: gateway.port, metricsPort: metricsServer.port }, 'listening');

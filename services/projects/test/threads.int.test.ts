@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createRedis, type RedisClient } from '@workspace/platform';
+import { createRedis, EVENT_MAX_AGE_MS, userTag, type RedisClient } from '@workspace/platform';
 import { newUserId } from '@workspace/testkit';
 import { RedisThreadRepo } from '../src/adapters/thread-repo.redis.js';
 import { ThreadProjection, type ChatCreated } from '../src/domain/threads.js';
@@ -50,5 +50,21 @@ describe('thread projection on Redis', () => {
     expect((await threads.of(user, ['Research']))[0]!.map((t) => t.agentId)).toEqual([other]);
     await threads.chatCreated(chat(user, 5)); // arrives after the deletion it predates
     expect((await threads.of(user, ['Research']))[0]!.map((t) => t.agentId)).toEqual([other]);
+  });
+
+  it('threads — tombstones expire: they last as long as the event stream keeps events, and the set goes with its newest entry', async () => {
+    const user = newUserId();
+    await threads.agentDeleted(user, chat(user, 1).agentId);
+    const key = `thread-tombstones:${userTag(user)}`;
+    expect(await redis.type(key)).toBe('zset');
+    const ttl = await redis.pttl(key);
+    expect(ttl).toBeGreaterThan(EVENT_MAX_AGE_MS - 60_000);
+    expect(ttl).toBeLessThanOrEqual(EVENT_MAX_AGE_MS);
+    // Once a tombstone has expired (its score is in the past), a creation is taken again and the entry is trimmed by the next deletion.
+    await redis.zadd(key, String(Date.now() - 1_000), chat(user, 1).agentId);
+    await threads.chatCreated(chat(user, 6));
+    expect((await threads.of(user, ['Research']))[0]!.map((t) => t.title)).toEqual(['chat 6']);
+    await threads.agentDeleted(user, 'agt_00000000000000000000000000000009');
+    expect(await redis.zrange(key, '0', '-1')).toEqual(['agt_00000000000000000000000000000009']);
   });
 });

@@ -2,6 +2,7 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMes
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { context, trace } from '@opentelemetry/api';
 import type { Logger } from '../logger.js';
+import { retryForever } from '../retry.js';
 import { extractTraceContext, SpanKind, SpanStatusCode, tracer } from '../tracing.js';
 import { parseEvent, subjectOf, type EventData, type EventType, type WorkspaceEvent } from './schemas.js';
 import { ensureStream, STREAM_NAME, type StreamOptions } from './stream.js';
@@ -48,7 +49,7 @@ export class EventConsumer {
   #nc: NatsConnection | undefined;
   #subscriptions: ConsumerMessages[] = [];
   #loops: Promise<void>[] = [];
-  #stopped = false;
+  readonly #stop = new AbortController();
   #started: Promise<void> | undefined;
 
   constructor(options: ConsumerOptions) {
@@ -62,15 +63,14 @@ export class EventConsumer {
   }
 
   async #run(): Promise<void> {
-    for (let attempt = 0; !this.#stopped; attempt++) {
-      try {
-        await this.#consumeAll();
-        return;
-      } catch (err) {
-        if (attempt === 0) this.#o.logger.warn({ err }, 'cannot reach NATS yet; consumers will start when it answers');
-        await new Promise((r) => setTimeout(r, Math.min(5_000, 250 * 2 ** attempt)));
-      }
-    }
+    await retryForever(() => this.#consumeAll(), {
+      initialDelayMs: 250,
+      maxDelayMs: 5_000,
+      signal: this.#stop.signal,
+      onFailure: (err, attempt) => {
+        if (attempt === 1) this.#o.logger.warn({ err }, 'cannot reach NATS yet; consumers will start when it answers');
+      },
+    }).catch(() => undefined); // rejects only once stopped
   }
 
   async #consumeAll(): Promise<void> {
@@ -159,7 +159,7 @@ export class EventConsumer {
 
   /** Stops taking events, lets the ones in hand finish, closes the connection. */
   async stop(): Promise<void> {
-    this.#stopped = true;
+    this.#stop.abort();
     for (const s of this.#subscriptions) s.stop();
     await Promise.allSettled(this.#loops);
     await this.#nc?.drain().catch(() => this.#nc?.close());

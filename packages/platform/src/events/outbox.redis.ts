@@ -52,7 +52,12 @@ export class RedisOutbox {
 
   /** Step two, inside the caller's MULTI: queue the events with the change they report. */
   append(multi: ChainableCommander, tag: string, events: readonly WorkspaceEvent[]): void {
-    if (events.length > 0) multi.rpush(this.listKey(tag), ...events.map((e) => JSON.stringify(e)));
+    if (events.length > 0) multi.rpush(this.listKey(tag), ...this.encode(events));
+  }
+
+  /** The list entries of `events`, for a Lua script that RPUSHes them to `listKey(tag)` itself. */
+  encode(events: readonly WorkspaceEvent[]): string[] {
+    return events.map((e) => JSON.stringify(e));
   }
 
   /** Registered tags by rank, oldest registration first. */

@@ -64,7 +64,7 @@ function channelOptions(paths: string[]) {
 function metadataOf(ctx: OutgoingContext): Metadata {
   const md = new Metadata();
   if (ctx.requestId) md.set(MD_REQUEST_ID, ctx.requestId);
-  if (ctx.userId) md.set(MD_USER_ID, ctx.userId);
+  if (ctx.userId) md.set(MD_USER_ID, Buffer.from(ctx.userId, 'utf8'));
   injectTraceContext(md);
   return md;
 }

@@ -4,11 +4,15 @@ import { errors } from '../errors/app-error.js';
 
 /** Metadata keys set by the gateway (and by services calling each other). */
 export const MD_REQUEST_ID = 'x-request-id';
-export const MD_USER_ID = 'x-user-id';
+/**
+ * The user id as binary metadata: its UTF-8 bytes, base64 on the wire. A `sub` may hold any
+ * character (`josé`, `用户`, surrounding spaces), which ASCII metadata cannot carry unchanged.
+ */
+export const MD_USER_ID = 'x-user-id-bin';
 
 /** What a handler knows about the call it serves. */
 export interface CallContext {
-  /** The verified user, from `x-user-id`; undefined for calls not made for a user. */
+  /** The verified user, from `x-user-id-bin`; undefined for calls not made for a user. */
   readonly userId: string | undefined;
   readonly requestId: string;
   /** A child logger carrying requestId and method. */

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import {
   Server,
@@ -29,6 +30,12 @@ type AnyCall = { metadata: Metadata; on(event: 'cancelled', fn: () => void): unk
 function firstString(metadata: Metadata, key: string): string | undefined {
   const value = metadata.get(key)[0];
   return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/** The user id of binary metadata, exactly as sent (a leading BOM too): bytes that are not UTF-8 name no user. */
+function userOf(metadata: Metadata): string | undefined {
+  const value = metadata.get(MD_USER_ID)[0];
+  return Buffer.isBuffer(value) && value.length > 0 && isUtf8(value) ? value.toString('utf8') : undefined;
 }
 
 /**
@@ -91,7 +98,7 @@ export class GrpcServer {
     const span = tracer().startSpan(method, { kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', 'rpc.method': method } }, parent);
     const traceId = traceIdOf(span);
     return {
-      userId: firstString(call.metadata, MD_USER_ID),
+      userId: userOf(call.metadata),
       requestId,
       logger: this.#logger.child(traceId ? { requestId, traceId, method } : { requestId, method }),
       signal: controller.signal,

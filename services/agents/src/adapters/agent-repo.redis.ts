@@ -1,12 +1,22 @@
-import { errors, type RedisClient, type RedisOutbox, type WorkspaceEvent } from '@workspace/platform';
-import type { AgentConfig, AgentRecord, AgentRepo, ChatRecord, CommitConfigRequest, CommitResult } from '../domain/ports.js';
+import { conflictRetry, type RedisClient, type RedisOutbox, type WorkspaceEvent } from '@workspace/platform';
+import type { AgentRecord, AgentRepo, ChatRecord, CommitConfigRequest, CommitResult, CreateAgentOutcome, NewAgent, NewChat } from '../domain/ports.js';
 import { decodeAgent, encodeAgent, encodeSummary } from './agent-codec.js';
 import { RedisAgentReads } from './agent-reads.redis.js';
-import { idOfMember, indexMember, keysOf } from './keys.js';
+import { CREATE_AGENT } from './create-agent.lua.js';
+import { idOfMember, indexMember, keysOf, type UserKeys } from './keys.js';
 import { WatchPool, type Plan } from './watch-pool.js';
 
 /** Conflicts with unrelated writers (a chat starting) are retried this often before giving up. */
 const MAX_ATTEMPTS = 50;
+/** Lost races are run again after a wait drawn from [0, min(50, 2^(n-1)) ms). */
+const conflicts = conflictRetry({ maxAttempts: MAX_ATTEMPTS, maxDelayMs: 50, store: 'the agent store' });
+/**
+ * How long a CreateChat idempotency key remembers its chat: far longer than any caller retries
+ * (the scheduler gives a run up a day after its first attempt).
+ */
+export const CHAT_KEY_TTL_MS = 7 * 24 * 3600_000;
+/** How long a CreateAgent idempotency key remembers its Agent: as long as the gateway's records. */
+export const AGENT_KEY_TTL_MS = 24 * 3600_000;
 
 export interface RedisAgentRepoOptions {
   redis: RedisClient;
@@ -38,29 +48,31 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
     await this.#pool.close();
   }
 
-  async create(userId: string, agent: AgentRecord, config: AgentConfig, events: WorkspaceEvent[]): Promise<void> {
+  async create(request: NewAgent): Promise<CreateAgentOutcome> {
+    const { userId, agent, config, events } = request;
     const k = keysOf(userId);
     await this.#outbox.register(k.tag);
-    // New ids: nothing to watch. MULTI alone makes the records, the index entry and the events one write.
-    const tx = this.redis.multi();
-    tx.hset(k.agent(agent.agentId), { ...encodeAgent(agent), configSeq: '1' });
-    tx.set(k.config(config.configId), JSON.stringify(config));
-    tx.zadd(k.configs(agent.agentId), 1, config.configId);
-    tx.zadd(k.index, 0, indexMember(agent.createdAt, agent.agentId));
-    this.#outbox.append(tx, k.tag, events);
-    const results = await tx.exec();
-    const failed = results?.find(([err]) => err);
-    if (!results || failed) throw failed?.[0] ?? new Error('agent create transaction was discarded');
+    // One script: the quota check, the idempotency key and every record happen at once, so
+    // concurrent creates never pass MAX_AGENTS and one key never makes two Agents.
+    const keys = [k.index, k.agent(agent.agentId), k.config(config.configId), k.configs(agent.agentId), this.#outbox.listKey(k.tag)];
+    if (request.idempotencyKey !== undefined) keys.push(k.agentByKey(request.idempotencyKey));
+    const hash = Object.entries({ ...encodeAgent(agent), configSeq: '1' }).flat();
+    const args = [String(request.maxAgents ?? 0), indexMember(agent.createdAt, agent.agentId), config.configId, JSON.stringify(config), agent.agentId, String(AGENT_KEY_TTL_MS), k.agent(''), String(hash.length), ...hash, ...this.#outbox.encode(events)];
+    const [status, value] = (await this.redis.eval(CREATE_AGENT, keys.length, ...keys, ...args)) as [number, number | string];
+    if (status === 0) return { status: 'quota', used: Number(value) };
+    if (status === 2) return { status: 'exists', agentId: String(value) };
     this.#onEvents(k.tag);
+    return { status: 'created' };
   }
 
   async commitConfig(userId: string, request: CommitConfigRequest): Promise<CommitResult> {
     const k = keysOf(userId);
     await this.#outbox.register(k.tag);
     const { agentId, baseConfigId, config } = request;
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      let expired: string[] = [];
-      const { committed, value } = await this.#pool.run<CommitResult>([k.agent(agentId)], async (conn) => {
+    let expired: string[] = [];
+    // When a watched write wins: if it moved the config, the next look finds this update stale; if it was a chat, it goes again.
+    const value = await conflicts(() =>
+      this.#pool.run<CommitResult>([k.agent(agentId)], async (conn) => {
         const hash = await conn.hgetall(k.agent(agentId));
         const agent = decodeAgent(hash);
         if (!agent) return { value: { status: 'gone' } };
@@ -83,17 +95,13 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
             this.#outbox.append(tx, k.tag, request.events);
           },
         };
-      });
-      if (committed) {
-        if (value.status === 'committed') {
-          this.forgetConfigs(userId, expired);
-          this.#onEvents(k.tag);
-        }
-        return value;
-      }
-      // A watched write won. If it moved the config, this update is stale; if it was a chat, go again.
+      }),
+    );
+    if (value.status === 'committed') {
+      this.forgetConfigs(userId, expired);
+      this.#onEvents(k.tag);
     }
-    throw errors.unavailable('the agent store (too much contention)');
+    return value;
   }
 
   async delete(userId: string, agentId: string, events: WorkspaceEvent[]): Promise<boolean> {
@@ -123,15 +131,23 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
     return deleted;
   }
 
-  async createChat(userId: string, agentId: string, make: (agent: AgentRecord) => { chat: ChatRecord; events: WorkspaceEvent[] }): Promise<ChatRecord | undefined> {
+  async createChat(request: NewChat): Promise<ChatRecord | undefined> {
+    const { userId, agentId, idempotencyKey, make } = request;
     const k = keysOf(userId);
     await this.#outbox.register(k.tag);
-    const chat = await this.#retry(k.agent(agentId), async (conn) => {
+    const byKey = idempotencyKey === undefined ? undefined : k.chatByKey(agentId, idempotencyKey);
+    let fresh = false;
+    // Watching the key too: of two calls with one key, the second sees the first's chat on its retry.
+    const chat = await this.#retry(byKey ? [k.agent(agentId), byKey] : k.agent(agentId), async (conn) => {
+      fresh = false;
       const agent = decodeAgent(await conn.hgetall(k.agent(agentId)));
       if (!agent) return { value: undefined };
+      const earlier = byKey ? await this.#chatByKey(conn, k, byKey) : undefined;
+      if (earlier) return { value: earlier };
       const { chat: record, events } = make(agent);
       // Replicas' clocks differ a little: lastChatAt never moves backwards.
       const lastChatAt = agent.lastChatAt && agent.lastChatAt > record.createdAt ? agent.lastChatAt : record.createdAt;
+      fresh = true;
       return {
         value: record,
         write: (tx) => {
@@ -140,21 +156,24 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
           tx.hincrby(k.agent(agentId), 'chatCount', 1);
           tx.hset(k.agent(agentId), 'lastChatAt', lastChatAt);
           tx.hincrby(k.pins(agentId), record.configId, 1);
+          if (byKey) tx.set(byKey, record.chatId, 'PX', CHAT_KEY_TTL_MS);
           this.#outbox.append(tx, k.tag, events);
         },
       };
     });
-    if (chat) this.#onEvents(k.tag);
+    if (chat && fresh) this.#onEvents(k.tag);
     return chat;
   }
 
+  /** The chat an earlier create under this idempotency key made, if it is still there. */
+  async #chatByKey(conn: RedisClient, k: UserKeys, byKey: string): Promise<ChatRecord | undefined> {
+    const chatId = await conn.get(byKey);
+    const raw = chatId === null ? null : await conn.get(k.chat(chatId));
+    return raw === null ? undefined : (JSON.parse(raw) as ChatRecord);
+  }
+
   /** Runs a transaction until it commits; conflicts only mean "someone else wrote first, look again". */
-  async #retry<T>(watchKey: string, plan: (conn: RedisClient) => Promise<Plan<T>>): Promise<T> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const { committed, value } = await this.#pool.run<T>([watchKey], plan);
-      if (committed) return value;
-      await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** attempt)));
-    }
-    throw errors.unavailable('the agent store (too much contention)');
+  async #retry<T>(watchKey: string | string[], plan: (conn: RedisClient) => Promise<Plan<T>>): Promise<T> {
+    return conflicts(() => this.#pool.run<T>([watchKey].flat(), plan));
   }
 }

@@ -13,6 +13,8 @@ export function keysOf(userId: string) {
     agent: (agentId: string) => `${base}:agent:${agentId}`,
     /** Sorted set, all scores 0: `<createdAt>|<agentId>`, so reverse lex order is the list order. */
     index: `${base}:index`,
+    /** String with a TTL: the Agent id a CreateAgent with this idempotency key made. */
+    agentByKey: (key: string) => `${base}:agent-key:${key}`,
     /** Sorted set of an Agent's stored config ids, scored by version number. */
     configs: (agentId: string) => `${base}:configs:${agentId}`,
     config: (configId: string) => `${base}:config:${configId}`,
@@ -21,6 +23,8 @@ export function keysOf(userId: string) {
     /** Sorted set, all scores 0: `<createdAt>|<chatId>`. */
     chats: (agentId: string) => `${base}:chats:${agentId}`,
     chat: (chatId: string) => `${base}:chat:${chatId}`,
+    /** String with a TTL: the chat id a CreateChat with this idempotency key made for the Agent. */
+    chatByKey: (agentId: string, key: string) => `${base}:chat-key:${agentId}:${key}`,
   };
 }
 

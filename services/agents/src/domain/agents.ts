@@ -4,7 +4,7 @@ import { checkFields, editableOf, fieldsForCreate, type EditableFields, type Fie
 import { isId, newId } from './ids.js';
 import type { AgentConfig, AgentRecord, AgentRepo, Clock, KnowledgeStore, ProjectDirectory, Scope } from './ports.js';
 import { expiredConfigs } from './retention.js';
-import { projectKey } from './text.js';
+import { charCount, hasLoneSurrogate, projectKey } from './text.js';
 
 /** The source of the events this service publishes (CloudEvents `source`). */
 export const EVENT_SOURCE = '/workspace/agents';
@@ -22,8 +22,13 @@ export interface AgentsOptions {
   knowledge: KnowledgeStore;
   /** Configs kept per Agent beyond which the oldest unpinned ones are deleted. */
   retention: number;
+  /** MAX_AGENTS (CONTRACT §14): the most Agents one user may have; unset: no limit. */
+  maxAgents?: number | undefined;
   clock?: Clock;
 }
+
+/** CreateAgent's idempotency key: like CreateChat's, 1–200 characters. */
+export const AGENT_IDEMPOTENCY_KEY_MAX = 200;
 
 /** Agents and their immutable configurations (CONTRACT §6), over a repository. */
 export class Agents {
@@ -31,6 +36,7 @@ export class Agents {
   readonly #projects: ProjectDirectory;
   readonly #knowledge: KnowledgeStore;
   readonly #retention: number;
+  readonly #maxAgents: number | undefined;
   readonly #now: Clock;
 
   constructor(options: AgentsOptions) {
@@ -38,10 +44,20 @@ export class Agents {
     this.#projects = options.projects;
     this.#knowledge = options.knowledge;
     this.#retention = options.retention;
+    this.#maxAgents = options.maxAgents;
     this.#now = options.clock ?? (() => new Date());
   }
 
-  async create(scope: Scope, input: FieldsInput): Promise<AgentView> {
+  /**
+   * With `idempotencyKey`, a repeat returns the Agent the first call made (while it exists)
+   * instead of another. Refused with QUOTA_EXCEEDED when the user has MAX_AGENTS already; both
+   * are decided in the same atomic write as the create (see AgentRepo.create).
+   */
+  async create(scope: Scope, input: FieldsInput, options: { idempotencyKey?: string | undefined } = {}): Promise<AgentView> {
+    const { idempotencyKey } = options;
+    if (idempotencyKey !== undefined && (hasLoneSurrogate(idempotencyKey) || charCount(idempotencyKey) < 1 || charCount(idempotencyKey) > AGENT_IDEMPOTENCY_KEY_MAX)) {
+      throw errors.invalidArgument(`idempotencyKey must be 1–${AGENT_IDEMPOTENCY_KEY_MAX} characters`, 'idempotencyKey');
+    }
     const submitted = fieldsForCreate(input);
     const projectName = await this.#projects.resolve(scope, submitted.projectName);
     const agentId = newId('agt');
@@ -58,13 +74,25 @@ export class Agents {
       chatCount: 0,
       summary: summarize(config),
     };
-    await this.#repo.create(scope.userId, agent, config, [this.#configEvent('agent.created', scope, config)]);
+    const events = [this.#configEvent('agent.created', scope, config)];
+    const outcome = await this.#repo.create({ userId: scope.userId, agent, config, events, maxAgents: this.#maxAgents, idempotencyKey });
+    if (outcome.status === 'quota') throw errors.quotaExceeded('MAX_AGENTS', this.#maxAgents ?? 0, outcome.used);
+    if (outcome.status === 'exists') return this.get(scope, outcome.agentId);
     return { agent, config };
   }
 
   async get(scope: Scope, agentId: string): Promise<AgentView> {
-    const agent = await this.require(scope, agentId);
-    return { agent, config: await this.#config(scope, agent.currentConfigId) };
+    let agent = await this.require(scope, agentId);
+    // A config read after its Agent may be gone: deleted with the Agent, or (retention) after
+    // an update made another one current. Look at the Agent again: gone is AGENT_NOT_FOUND.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const config = await this.#repo.getConfig(scope.userId, agent.currentConfigId);
+      if (config) return { agent, config };
+      const now = await this.require(scope, agentId);
+      if (now.currentConfigId === agent.currentConfigId) break;
+      agent = now;
+    }
+    throw errors.internal(new Error(`config ${agent.currentConfigId} of ${agentId} is missing`));
   }
 
   /**
@@ -133,12 +161,6 @@ export class Agents {
     return agent;
   }
 
-  async #config(scope: Scope, configId: string): Promise<AgentConfig> {
-    const config = await this.#repo.getConfig(scope.userId, configId);
-    // The current config and every pinned one are never deleted: a miss is a broken invariant.
-    if (!config) throw errors.internal(new Error(`config ${configId} is missing`));
-    return config;
-  }
 
   #configEvent(type: 'agent.created' | 'agent.updated', scope: Scope, config: AgentConfig): WorkspaceEvent {
     return createEvent(type, {
@@ -149,8 +171,15 @@ export class Agents {
     });
   }
 
-  /** Exposed for chats: a config by id, which must exist. */
-  config(scope: Scope, configId: string): Promise<AgentConfig> {
-    return this.#config(scope, configId);
+  /**
+   * For chats: a config the Agent's chat pins. Pinned configs go only with their Agent, so a
+   * miss is a DELETE that came in between: AGENT_NOT_FOUND; with the Agent still there it is a
+   * broken invariant.
+   */
+  async config(scope: Scope, agentId: string, configId: string): Promise<AgentConfig> {
+    const config = await this.#repo.getConfig(scope.userId, configId);
+    if (config) return config;
+    await this.require(scope, agentId);
+    throw errors.internal(new Error(`config ${configId} of ${agentId} is missing`));
   }
 }

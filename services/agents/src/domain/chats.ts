@@ -1,11 +1,12 @@
 import { createEvent, errors } from '@workspace/platform';
 import { EVENT_SOURCE, type Agents } from './agents.js';
 import { isId, newId } from './ids.js';
-import type { AgentConfig, AgentRepo, ChatRecord, Clock, Scope } from './ports.js';
+import type { AgentConfig, AgentRecord, AgentRepo, ChatRecord, Clock, Scope } from './ports.js';
 import { charCount, hasLoneSurrogate } from './text.js';
 
 export const DEFAULT_CHAT_TITLE = 'New chat';
 export const CHAT_TITLE_MAX = 200;
+export const IDEMPOTENCY_KEY_MAX = 200;
 
 /** Chats of an Agent (CONTRACT §7): each pins the config that was current when it started. */
 export class Chats {
@@ -19,28 +20,24 @@ export class Chats {
     this.#now = options.clock ?? (() => new Date());
   }
 
-  async create(scope: Scope, agentId: string, title: string | undefined): Promise<ChatRecord> {
-    const chatTitle = title ?? DEFAULT_CHAT_TITLE;
-    if (hasLoneSurrogate(chatTitle) || charCount(chatTitle) < 1 || charCount(chatTitle) > CHAT_TITLE_MAX) {
-      throw errors.invalidArgument(`title must be 1–${CHAT_TITLE_MAX} characters`, 'title');
+  /** With `idempotencyKey`, a repeat for the same Agent returns the first call's chat (see AgentRepo.createChat). */
+  async create(scope: Scope, agentId: string, input: { title?: string | undefined; idempotencyKey?: string | undefined } = {}): Promise<ChatRecord> {
+    const { idempotencyKey } = input;
+    const title = input.title ?? DEFAULT_CHAT_TITLE;
+    if (!fits(title, CHAT_TITLE_MAX)) throw errors.invalidArgument(`title must be 1–${CHAT_TITLE_MAX} characters`, 'title');
+    if (idempotencyKey !== undefined && !fits(idempotencyKey, IDEMPOTENCY_KEY_MAX)) {
+      throw errors.invalidArgument(`idempotencyKey must be 1–${IDEMPOTENCY_KEY_MAX} characters`, 'idempotencyKey');
     }
     await this.#agents.require(scope, agentId);
     const chatId = newId('cht');
-    const chat = await this.#repo.createChat(scope.userId, agentId, (agent) => {
+    const make = (agent: AgentRecord) => {
       // Built from the Agent as the transaction saw it, so the pin is the config current at commit.
       const at = this.#now().toISOString();
-      const record: ChatRecord = {
-        chatId,
-        agentId,
-        configId: agent.currentConfigId,
-        projectName: agent.summary.projectName,
-        title: chatTitle,
-        createdAt: at,
-        updatedAt: at,
-      };
+      const record: ChatRecord = { chatId, agentId, configId: agent.currentConfigId, projectName: agent.summary.projectName, title, createdAt: at, updatedAt: at };
       const event = createEvent('chat.created', { source: EVENT_SOURCE, subject: chatId, time: at, data: { userId: scope.userId, ...record } });
       return { chat: record, events: [event] };
-    });
+    };
+    const chat = await this.#repo.createChat({ userId: scope.userId, agentId, idempotencyKey, make });
     if (!chat) throw errors.notFound('agent', agentId);
     return chat;
   }
@@ -55,6 +52,11 @@ export class Chats {
     await this.#agents.require(scope, agentId);
     const chat = isId('cht', chatId) ? await this.#repo.getChat(scope.userId, chatId) : undefined;
     if (!chat || chat.agentId !== agentId) throw errors.notFound('chat', chatId);
-    return { chat, config: await this.#agents.config(scope, chat.configId) };
+    return { chat, config: await this.#agents.config(scope, agentId, chat.configId) };
   }
+}
+
+/** 1 to `max` characters (code points), no lone surrogate. */
+function fits(text: string, max: number): boolean {
+  return !hasLoneSurrogate(text) && charCount(text) >= 1 && charCount(text) <= max;
 }

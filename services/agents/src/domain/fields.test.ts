@@ -61,6 +61,18 @@ describe('agent fields', () => {
     expect(fieldOf(() => checkFields({ connectors: ['github'] }))).toBe('connectors[0]');
   });
 
+  it('agent fields — connectors: at most 16 levels deep (the connector is level 1) and finite numbers only', () => {
+    const deep = (levels: number) => {
+      let value: Record<string, unknown> = { leaf: 1 };
+      for (let i = 2; i < levels; i++) value = { a: value };
+      return { type: 't', a: value };
+    };
+    expect(checkFields({ connectors: [deep(16)] })).toEqual({ connectors: [deep(16)] });
+    expect(fieldOf(() => checkFields({ connectors: [{ type: 't' }, deep(17)] }))).toBe('connectors[1]');
+    expect(fieldOf(() => checkFields({ connectors: [deep(100_000)] }))).toBe('connectors[0]');
+    for (const n of [Infinity, -Infinity, NaN]) expect(fieldOf(() => checkFields({ connectors: [{ type: 't', list: [n] }] }))).toBe('connectors[0]');
+  });
+
   it('agent fields — knowledge files: at most 20 {path} objects (the path rules are the files service\'s)', () => {
     expect(checkFields({ knowledgeFiles: [{ path: '/files/a.md' }] })).toEqual({ knowledgeFiles: [{ path: '/files/a.md' }] });
     expect(fieldOf(() => checkFields({ knowledgeFiles: Array(21).fill({ path: '/files/a' }) }))).toBe('knowledgeFiles');

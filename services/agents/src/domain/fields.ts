@@ -1,4 +1,4 @@
-import { errors } from '@workspace/platform';
+import { checkJsonValue, errors } from '@workspace/platform';
 import { charCount, hasLoneSurrogate } from './text.js';
 
 export const RESPONSE_MODES = ['low', 'medium', 'high'] as const;
@@ -73,6 +73,11 @@ export const LIMITS = {
   skill: 100,
   connectors: 20,
   connectorBytes: 8 * 1024,
+  /**
+   * Levels of objects and arrays in one connector, itself level 1. Connectors travel as
+   * google.protobuf.Value, three messages a level, and decoders stop at 100 messages deep.
+   */
+  connectorDepth: 16,
 } as const;
 
 /** What a caller submits: any subset of the fields, not yet checked. */
@@ -116,6 +121,10 @@ function connector(value: unknown, field: string): Connector {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail(field, 'must be an object');
   const type = (value as { type?: unknown }).type;
   if (typeof type !== 'string' || type.length === 0) fail(`${field}.type`, 'must be a non-empty string');
+  // Checked first, without recursion: what follows (JSON text, the digest) recurses.
+  const problem = checkJsonValue(value, LIMITS.connectorDepth);
+  if (problem === 'too-deep') fail(field, `must be nested at most ${LIMITS.connectorDepth} levels deep`);
+  if (problem === 'not-finite') fail(field, 'must hold finite numbers only');
   const json = JSON.stringify(value);
   if (hasLoneSurrogate(json)) fail(field, 'must be valid Unicode');
   if (Buffer.byteLength(json, 'utf8') > LIMITS.connectorBytes) fail(field, `must be at most ${LIMITS.connectorBytes} bytes of JSON`);

@@ -59,10 +59,38 @@ export interface CommitConfigRequest {
   events: WorkspaceEvent[];
 }
 
+/** An Agent to add: see AgentRepo.create. */
+export interface NewAgent {
+  userId: string;
+  agent: AgentRecord;
+  config: AgentConfig;
+  events: WorkspaceEvent[];
+  /** The most Agents the user may have; the create is refused when they have this many already. */
+  maxAgents?: number | undefined;
+  /** An earlier create with this key whose Agent still exists wins: its id comes back instead. */
+  idempotencyKey?: string | undefined;
+}
+
+export type CreateAgentOutcome =
+  | { status: 'created' }
+  | { status: 'exists'; agentId: string }
+  | { status: 'quota'; used: number };
+
+/** A chat to add: see AgentRepo.createChat. */
+export interface NewChat {
+  userId: string;
+  agentId: string;
+  idempotencyKey?: string | undefined;
+  make: (agent: AgentRecord) => { chat: ChatRecord; events: WorkspaceEvent[] };
+}
+
 /** Persistence of one user's Agents, configurations and chats. Every write is atomic. */
 export interface AgentRepo {
-  /** Stores a new Agent with its first configuration. */
-  create(userId: string, agent: AgentRecord, config: AgentConfig, events: WorkspaceEvent[]): Promise<void>;
+  /**
+   * Stores a new Agent with its first configuration, atomically with the quota check and the
+   * idempotency key (see NewAgent): nothing is written unless the outcome is `created`.
+   */
+  create(request: NewAgent): Promise<CreateAgentOutcome>;
   get(userId: string, agentId: string): Promise<AgentRecord | undefined>;
   getConfig(userId: string, configId: string): Promise<AgentConfig | undefined>;
   /** Makes `config` current if `baseConfigId` still is; expires old configs; one transaction. */
@@ -78,8 +106,10 @@ export interface AgentRepo {
   /**
    * Adds a chat built by `make` from the Agent as it is at commit time (so it pins the config
    * current then), bumps chatCount and sets lastChatAt; undefined when the Agent is absent.
+   * With an idempotency key, the chat an earlier call made under the same key (and Agent) is
+   * returned instead, also to a call racing it.
    */
-  createChat(userId: string, agentId: string, make: (agent: AgentRecord) => { chat: ChatRecord; events: WorkspaceEvent[] }): Promise<ChatRecord | undefined>;
+  createChat(request: NewChat): Promise<ChatRecord | undefined>;
   /** The Agent's chats, newest first. */
   listChats(userId: string, agentId: string): Promise<ChatRecord[]>;
   getChat(userId: string, chatId: string): Promise<ChatRecord | undefined>;

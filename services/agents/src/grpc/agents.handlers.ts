@@ -14,7 +14,7 @@ export function agentsHandlers(deps: { agents: Agents; chats: Chats; repo: Agent
   const { agents, chats, repo } = deps;
   return {
     createAgent: async (req, ctx) => {
-      const { agent, config } = await agents.create(scopeOf(ctx), fieldsFromProto(req.fields));
+      const { agent, config } = await agents.create(scopeOf(ctx), fieldsFromProto(req.fields), { idempotencyKey: req.idempotencyKey });
       return agentToProto(agent, config);
     },
     getAgent: async (req, ctx) => {
@@ -35,7 +35,7 @@ export function agentsHandlers(deps: { agents: Agents; chats: Chats; repo: Agent
       await agents.delete(scopeOf(ctx), req.agentId);
       return {};
     },
-    createChat: async (req, ctx) => chatToProto(await chats.create(scopeOf(ctx), req.agentId, req.title)),
+    createChat: async (req, ctx) => chatToProto(await chats.create(scopeOf(ctx), req.agentId, { title: req.title, idempotencyKey: req.idempotencyKey })),
     listChats: async (req, ctx) => ({ chats: (await chats.list(scopeOf(ctx), req.agentId)).map(chatToProto) }),
     getChat: async (req, ctx) => {
       const { chat, config } = await chats.get(scopeOf(ctx), req.agentId, req.chatId);

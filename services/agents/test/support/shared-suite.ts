@@ -30,7 +30,7 @@ export function sharedRepoSuite(label: string, h: () => Harness) {
     it(`agents repo (${label}) — 10 concurrent chats: chatCount 10, each pins the current config`, async () => {
       const scope = { userId: newUserId() };
       const { agent } = await h().agents.create(scope, { name: 'Chatty' });
-      const chats = await Promise.all(Array.from({ length: 10 }, (_, i) => h().chats.create(scope, agent.agentId, `chat ${i}`)));
+      const chats = await Promise.all(Array.from({ length: 10 }, (_, i) => h().chats.create(scope, agent.agentId, { title: `chat ${i}` })));
       const after = await h().agents.get(scope, agent.agentId);
       expect(after.agent.chatCount).toBe(10);
       const newest = chats.map((c) => c.createdAt).sort().at(-1);
@@ -42,11 +42,20 @@ export function sharedRepoSuite(label: string, h: () => Harness) {
       expect(order).toEqual([...order].sort().reverse());
     });
 
+    it(`agents repo (${label}) — 10 concurrent chats under one idempotency key: one chat, the same to every caller`, async () => {
+      const scope = { userId: newUserId() };
+      const { agent } = await h().agents.create(scope, { name: 'Once' });
+      const chats = await Promise.all(Array.from({ length: 10 }, () => h().chats.create(scope, agent.agentId, { idempotencyKey: 'run-1' })));
+      expect(new Set(chats.map((c) => c.chatId)).size).toBe(1);
+      expect((await h().agents.get(scope, agent.agentId)).agent.chatCount).toBe(1);
+      expect(await h().chats.list(scope, agent.agentId)).toEqual([chats[0]]);
+    });
+
     it(`agents repo (${label}) — chats and updates racing: every chat counted, exactly one update wins`, async () => {
       const scope = { userId: newUserId() };
       const { agent } = await h().agents.create(scope, { name: 'Mixed' });
       const work = [
-        ...Array.from({ length: 10 }, () => h().chats.create(scope, agent.agentId, undefined)),
+        ...Array.from({ length: 10 }, () => h().chats.create(scope, agent.agentId)),
         ...Array.from({ length: 10 }, (_, i) => h().agents.update(scope, agent.agentId, agent.currentConfigId, { goal: `g${i}` })),
       ];
       const results = await Promise.allSettled(work);

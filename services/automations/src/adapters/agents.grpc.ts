@@ -17,8 +17,8 @@ export class GrpcAgentDirectory implements AgentDirectory {
     await this.#client.getAgent({ agentId }, { userId: scope.userId, requestId: scope.requestId, signal: scope.signal });
   }
 
-  async startChat(scope: Scope, agentId: string, title: string): Promise<string> {
-    const chat = await this.#client.createChat({ agentId, title }, { userId: scope.userId, requestId: scope.requestId, signal: scope.signal });
-    return chat.chatId;
+  async startChat(scope: Scope, chat: { agentId: string; title: string; idempotencyKey: string }): Promise<string> {
+    const { chatId } = await this.#client.createChat(chat, { userId: scope.userId, requestId: scope.requestId, signal: scope.signal });
+    return chatId;
   }
 }

@@ -1,4 +1,5 @@
-import { userTag } from '@workspace/platform';
+import { TOMBSTONED_LUA, userTag } from '@workspace/platform';
+import type { CreateOutcome } from '../domain/ports.js';
 
 /**
  * Redis keys of one user. All carry the user's hash tag, so a script or MULTI over any of them
@@ -15,8 +16,11 @@ export function userKeys(userId: string) {
     trigger: (triggerId: string) => `${base}:trigger:${triggerId}`,
     /** Sorted set of an Agent's trigger ids, scored by creation time (ms). */
     triggers: (agentId: string) => `${base}:triggers:${agentId}`,
-    /** Set of deleted Agent ids: a create that raced the cascade is refused. */
-    deletedAgents: `${base}:deleted-agents`,
+    /**
+     * Sorted set of deleted Agent ids, each scored by when its tombstone expires (ms, Redis'
+     * clock): a create that raced the cascade is refused. See adapters/tombstones.redis.ts.
+     */
+    deletedAgents: `${base}:agent-tombstones`,
   };
 }
 
@@ -34,6 +38,11 @@ export function dueKeys(namespace = 'automations') {
     index: `${namespace}:{due}:index`,
     /** Hash: schedule id → JSON of what a run needs (user, Agent, cron, zone, createdAt). */
     runs: `${namespace}:{due}:runs`,
+    /**
+     * Hash: schedule id → `<dueAt>:<firstClaimAt>` (ms) of the run claimed and not yet
+     * acknowledged; its index score is then the lease's end, when any replica may claim it again.
+     */
+    inflight: `${namespace}:{due}:inflight`,
   };
 }
 
@@ -43,11 +52,24 @@ export function triggerOwnerKey(triggerId: string): string {
 }
 
 /**
- * Stores a record and indexes it under its Agent unless the Agent is tombstoned.
- * KEYS: record, Agent index, tombstones. ARGV: agentId, record JSON, createdAt (ms), id.
+ * Stores a record and indexes it under its Agent unless the Agent is tombstoned (a tombstone
+ * that has expired no longer counts, even before it is trimmed) or already has `max` of them
+ * (the per-Agent count quota, CONTRACT §14: checked in the same step, so it holds under concurrency).
+ * KEYS: record, Agent index, tombstones. ARGV: agentId, record JSON, createdAt (ms), id, max (0: none).
+ * Returns {1, count} when stored, {0, 0} when the Agent is tombstoned, {-1, count} at the quota.
  */
-export const CREATE_UNLESS_DELETED = `
-if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then return 0 end
+export const CREATE_UNLESS_DELETED = `${TOMBSTONED_LUA}
+if tombstoned(KEYS[3], ARGV[1]) then return {0, 0} end
+local count = redis.call('ZCARD', KEYS[2])
+local max = tonumber(ARGV[5])
+if max > 0 and count >= max then return {-1, count} end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
-return 1`;
+return {1, count + 1}`;
+
+/** CREATE_UNLESS_DELETED's reply as the domain's outcome. */
+export function createOutcome(reply: unknown): CreateOutcome {
+  const [status, count] = reply as [number, number];
+  if (status === 1) return { status: 'created' };
+  return status === 0 ? { status: 'agent-deleted' } : { status: 'quota', used: count };
+}

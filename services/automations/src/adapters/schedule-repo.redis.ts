@@ -1,7 +1,8 @@
 import type { RedisClient } from '@workspace/platform';
-import type { Schedule, ScheduleRecord, ScheduleRepo, ScheduleSummary } from '../domain/ports.js';
+import type { CreateOutcome, Schedule, ScheduleRecord, ScheduleRepo, ScheduleSummary } from '../domain/ports.js';
 import type { RedisDueIndex } from './due-index.redis.js';
-import { CREATE_UNLESS_DELETED, userKeys } from './keys.js';
+import { CREATE_UNLESS_DELETED, createOutcome, userKeys } from './keys.js';
+import { tombstoneAgent } from './tombstones.redis.js';
 
 /**
  * Schedules in Redis: the user's records (one hash tag) and the global due index. A write
@@ -20,13 +21,13 @@ export class RedisScheduleRepo implements ScheduleRepo {
     this.#due = due;
   }
 
-  async create(userId: string, s: ScheduleRecord, nextRunAt: number | null): Promise<boolean> {
+  async create(userId: string, s: ScheduleRecord, nextRunAt: number | null, max = 0): Promise<CreateOutcome> {
     const keys = userKeys(userId);
     if (nextRunAt !== null) await this.#due.add(s.scheduleId, { userId, agentId: s.agentId, cron: s.cron, timezone: s.timezone, createdAt: s.createdAt }, nextRunAt);
-    const args = [s.agentId, JSON.stringify(s), String(Date.parse(s.createdAt)), s.scheduleId];
-    const created = (await this.#redis.eval(CREATE_UNLESS_DELETED, 3, keys.schedule(s.scheduleId), keys.schedules(s.agentId), keys.deletedAgents, ...args)) === 1;
-    if (!created) await this.#due.remove([s.scheduleId]);
-    return created;
+    const args = [s.agentId, JSON.stringify(s), String(Date.parse(s.createdAt)), s.scheduleId, String(max)];
+    const outcome = createOutcome(await this.#redis.eval(CREATE_UNLESS_DELETED, 3, keys.schedule(s.scheduleId), keys.schedules(s.agentId), keys.deletedAgents, ...args));
+    if (outcome.status !== 'created') await this.#due.remove([s.scheduleId]);
+    return outcome;
   }
 
   async list(userId: string, agentId: string): Promise<Schedule[]> {
@@ -76,7 +77,7 @@ export class RedisScheduleRepo implements ScheduleRepo {
   async deleteAgent(userId: string, agentId: string): Promise<void> {
     const keys = userKeys(userId);
     // Tombstone first: a create after this line is refused, one before it is in the index below.
-    await this.#redis.sadd(keys.deletedAgents, agentId);
+    await tombstoneAgent(this.#redis, userId, agentId);
     const ids = await this.#redis.zrange(keys.schedules(agentId), '0', '-1');
     await this.#due.remove(ids);
     const multi = this.#redis.multi();

@@ -1,6 +1,7 @@
 import type { RedisClient } from '@workspace/platform';
-import type { StoredTrigger, TriggerRecord, TriggerRepo } from '../domain/ports.js';
-import { CREATE_UNLESS_DELETED, triggerOwnerKey, userKeys } from './keys.js';
+import type { CreateOutcome, StoredTrigger, TriggerRecord, TriggerRepo } from '../domain/ports.js';
+import { CREATE_UNLESS_DELETED, createOutcome, triggerOwnerKey, userKeys } from './keys.js';
+import { tombstoneAgent } from './tombstones.redis.js';
 
 /**
  * Triggers in Redis: the user's records (one hash tag) and, per trigger, the global owner key
@@ -16,13 +17,13 @@ export class RedisTriggerRepo implements TriggerRepo {
     this.#redis = redis;
   }
 
-  async create(userId: string, t: StoredTrigger): Promise<boolean> {
+  async create(userId: string, t: StoredTrigger, max = 0): Promise<CreateOutcome> {
     const keys = userKeys(userId);
     await this.#redis.set(triggerOwnerKey(t.triggerId), userId);
-    const args = [t.agentId, JSON.stringify(t), String(Date.parse(t.createdAt)), t.triggerId];
-    const created = (await this.#redis.eval(CREATE_UNLESS_DELETED, 3, keys.trigger(t.triggerId), keys.triggers(t.agentId), keys.deletedAgents, ...args)) === 1;
-    if (!created) await this.#redis.del(triggerOwnerKey(t.triggerId));
-    return created;
+    const args = [t.agentId, JSON.stringify(t), String(Date.parse(t.createdAt)), t.triggerId, String(max)];
+    const outcome = createOutcome(await this.#redis.eval(CREATE_UNLESS_DELETED, 3, keys.trigger(t.triggerId), keys.triggers(t.agentId), keys.deletedAgents, ...args));
+    if (outcome.status !== 'created') await this.#redis.del(triggerOwnerKey(t.triggerId));
+    return outcome;
   }
 
   async list(userId: string, agentId: string): Promise<TriggerRecord[]> {
@@ -50,7 +51,7 @@ export class RedisTriggerRepo implements TriggerRepo {
 
   async deleteAgent(userId: string, agentId: string): Promise<void> {
     const keys = userKeys(userId);
-    await this.#redis.sadd(keys.deletedAgents, agentId);
+    await tombstoneAgent(this.#redis, userId, agentId);
     const ids = await this.#redis.zrange(keys.triggers(agentId), '0', '-1');
     // One DEL per key: on Redis Cluster each owner key is in a slot of its own.
     await Promise.all(ids.map((id) => this.#redis.del(triggerOwnerKey(id))));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextRunAfter, parseCronSpec, parseTimezone } from './cron.js';
+import { INVALID_CRON, nextRunAfter, parseCronSpec, parseTimezone } from './cron.js';
 
 const now = new Date('2026-03-28T10:15:30.000Z');
 
@@ -19,6 +19,17 @@ describe('cron', () => {
 
   it.each(['', '* * * *', '*/5 * * * * *', '0 0 * * * 2030', '@daily', '@hourly', '61 * * * *', '* 24 * * *', 'a b c d e', '0 0 30 2 *'])('cron — refuses %j with details.field "cron"', (cron) => {
     expect(fieldOf(() => parseCronSpec(cron, 'UTC', now))).toBe('cron');
+  });
+
+  it.each(['61 * * * *', '* 24 * * *', 'a b c d e', '*/0 * * * *', '1-2-3 * * * *', '* * * FOO *'])('cron — %j is refused in our words, never croner\'s', (cron) => {
+    let caught: unknown;
+    try {
+      parseCronSpec(cron, 'UTC', now);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toMatchObject({ code: 'INVALID_ARGUMENT', message: INVALID_CRON, details: { field: 'cron' } });
+    expect((caught as Error).message).not.toMatch(/CronPattern|croner|Invalid|illegal/i);
   });
 
   it.each(['Mars/Olympus', '+01:00', 'UTC+1', '', '../etc/passwd', 'Europe/Berlin\n'])('cron — refuses the time zone %j with details.field "timezone"', (tz) => {

@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import { errors } from '@workspace/platform';
+import { AppError, errors } from '@workspace/platform';
 
 /** A validated schedule expression: 5-field cron in an IANA time zone. */
 export interface CronSpec {
@@ -26,6 +26,10 @@ export function parseTimezone(timezone: string): string {
   return resolved.toLowerCase() === timezone.toLowerCase() ? resolved : timezone;
 }
 
+export const INVALID_CRON =
+  'cron: not a valid 5-field expression; the fields are minute (0–59), hour (0–23), day of month (1–31), month (1–12 or JAN–DEC) ' +
+  'and day of week (0–7 or SUN–SAT), each *, a value, a range a-b, a list a,b or a step such as */15';
+
 function compile(spec: CronSpec): Cron {
   // Paused: croner is only a calendar here; runs are claimed through Redis, never by its timers.
   // domAndDow false: day-of-month and day-of-week are OR-ed, as in Vixie cron.
@@ -47,8 +51,8 @@ export function parseCronSpec(cron: string, timezone: string, now: Date): CronSp
   try {
     next = compile(spec).nextRun(now);
   } catch (err) {
-    const why = err instanceof Error ? err.message.replace(/^CronPattern: /, '') : 'invalid';
-    throw errors.invalidArgument(`invalid cron expression: ${why}`, 'cron');
+    // Our words, never croner's: its text is the library's, and it changes between versions.
+    throw new AppError('INVALID_ARGUMENT', INVALID_CRON, { details: { field: 'cron' }, cause: err });
   }
   if (!next) throw errors.invalidArgument('cron expression never matches a date', 'cron');
   return spec;

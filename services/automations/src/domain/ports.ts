@@ -30,19 +30,32 @@ export interface DueRun {
   cron: string;
   timezone: string;
   createdAt: string;
-  /** When it was due (ms since the epoch), before the claim moved it. */
+  /**
+   * When it was due (ms since the epoch). A run claimed again after a lease ran out keeps it: with
+   * the schedule id it names the run, and the chat's idempotency key is derived from both.
+   */
   dueAt: number;
-  /** The claim's lease (ms since the epoch): settling succeeds only while the index still holds it. */
+  /** When this run was first claimed, and when this claim was made (ms, Redis' clock). */
+  firstClaimAt: number;
+  claimedAt: number;
+  /** The claim's lease (ms since the epoch): ack and retryAt succeed only while the index still holds it. */
   leaseUntil: number;
 }
+
+/**
+ * What a create of a schedule or trigger did: stored; refused because the Agent was deleted
+ * meanwhile (its tombstone is there); or refused because the Agent has `max` already. Nothing is
+ * kept unless `created`.
+ */
+export type CreateOutcome = { status: 'created' } | { status: 'agent-deleted' } | { status: 'quota'; used: number };
 
 /** One user's schedules. Writes are atomic per user; every method is idempotent where it can be. */
 export interface ScheduleRepo {
   /**
-   * Stores the schedule and, when `nextRunAt` is given, its first due time. False (nothing kept)
-   * when the Agent was deleted meanwhile (its tombstone is there).
+   * Stores the schedule and, when `nextRunAt` is given, its first due time, unless the Agent was
+   * deleted or has `max` schedules (0: no limit) — checked in the same atomic step as the write.
    */
-  create(userId: string, schedule: ScheduleRecord, nextRunAt: number | null): Promise<boolean>;
+  create(userId: string, schedule: ScheduleRecord, nextRunAt: number | null, max?: number): Promise<CreateOutcome>;
   /** The Agent's schedules, newest first, each with its next run from the due index. */
   list(userId: string, agentId: string): Promise<Schedule[]>;
   get(userId: string, scheduleId: string): Promise<ScheduleRecord | undefined>;
@@ -55,15 +68,20 @@ export interface ScheduleRepo {
   deleteAgent(userId: string, agentId: string): Promise<void>;
 }
 
-/** The global index of due runs, shared by every replica. */
+/**
+ * The global index of due runs, shared by every replica. A claim is a lease: a run that is not
+ * acknowledged before its lease ends is claimed again (at least once), as the same run.
+ */
 export interface DueIndex {
   /** Claims up to `limit` runs due now, each for `leaseMs`: no other claim gets them meanwhile. */
   claim(leaseMs: number, limit: number): Promise<DueRun[]>;
   /**
-   * Moves a claimed run to its next due time (`null` removes it) if the claim still holds; false
-   * when another replica took it over or it was deleted.
+   * Acknowledges a claimed run: moves the schedule to its next due time (`null` removes it) if the
+   * claim still holds; false when another replica took it over or the schedule was deleted.
    */
-  settle(run: DueRun, next: number | null): Promise<boolean>;
+  ack(run: DueRun, next: number | null): Promise<boolean>;
+  /** Lets a claimed run be claimed again from `at` on, still as the same run; false as for ack. */
+  retryAt(run: DueRun, at: number): Promise<boolean>;
 }
 
 /** A webhook trigger as shown (never with its secret). */
@@ -81,8 +99,8 @@ export interface StoredTrigger extends TriggerRecord {
 
 /** One user's triggers, and the global trigger id → user lookup the unauthenticated hook needs. */
 export interface TriggerRepo {
-  /** False (nothing kept) when the Agent was deleted meanwhile. */
-  create(userId: string, trigger: StoredTrigger): Promise<boolean>;
+  /** Stores it unless the Agent was deleted meanwhile or has `max` triggers (0: no limit); atomic. */
+  create(userId: string, trigger: StoredTrigger, max?: number): Promise<CreateOutcome>;
   /** The Agent's triggers, newest first. */
   list(userId: string, agentId: string): Promise<TriggerRecord[]>;
   get(userId: string, triggerId: string): Promise<StoredTrigger | undefined>;
@@ -111,8 +129,11 @@ export interface Scope {
 export interface AgentDirectory {
   /** Resolves when the Agent exists for the user; AGENT_NOT_FOUND otherwise. */
   require(scope: Scope, agentId: string): Promise<void>;
-  /** Starts a chat of the Agent for the user; resolves with its id. */
-  startChat(scope: Scope, agentId: string, title: string): Promise<string>;
+  /**
+   * Starts a chat of the Agent for the user; resolves with its id. A repeat with the same
+   * idempotency key resolves with the chat the first call started, so a caller may retry freely.
+   */
+  startChat(scope: Scope, chat: { agentId: string; title: string; idempotencyKey: string }): Promise<string>;
 }
 
 export type Clock = () => Date;

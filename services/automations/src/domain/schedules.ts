@@ -19,11 +19,14 @@ export class Schedules {
   readonly #repo: ScheduleRepo;
   readonly #agents: AgentDirectory;
   readonly #clock: Clock;
+  readonly #max: number | undefined;
 
-  constructor(deps: { repo: ScheduleRepo; agents: AgentDirectory; clock?: Clock }) {
+  /** `maxPerAgent`: MAX_SCHEDULES_PER_AGENT (CONTRACT §14); unset: no limit. */
+  constructor(deps: { repo: ScheduleRepo; agents: AgentDirectory; clock?: Clock; maxPerAgent?: number | undefined }) {
     this.#repo = deps.repo;
     this.#agents = deps.agents;
     this.#clock = deps.clock ?? (() => new Date());
+    this.#max = deps.maxPerAgent;
   }
 
   /** Validates first (400 needs no remote call), then requires the Agent (404). */
@@ -34,8 +37,10 @@ export class Schedules {
     const enabled = input.enabled ?? true;
     const next = enabled ? nextRunAfter(spec, now) : null;
     const record = { scheduleId: newId('sch'), agentId, cron: spec.cron, timezone: spec.timezone, enabled, createdAt: now.toISOString() };
-    // False: the Agent was deleted between the check and the write; nothing was kept.
-    if (!(await this.#repo.create(scope.userId, record, next?.getTime() ?? null))) throw errors.notFound('agent', agentId);
+    const outcome = await this.#repo.create(scope.userId, record, next?.getTime() ?? null, this.#max ?? 0);
+    // The Agent was deleted between the check and the write; nothing was kept.
+    if (outcome.status === 'agent-deleted') throw errors.notFound('agent', agentId);
+    if (outcome.status === 'quota') throw errors.quotaExceeded('MAX_SCHEDULES_PER_AGENT', this.#max ?? 0, outcome.used);
     return { ...record, nextRunAt: next?.toISOString() ?? null };
   }
 

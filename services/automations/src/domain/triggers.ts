@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { errors, isAppError } from '@workspace/platform';
 import { isId, newId } from './ids.js';
 import type { AgentDirectory, Clock, SecretBox, Scope, TriggerRecord, TriggerRepo } from './ports.js';
@@ -12,12 +13,15 @@ export class Triggers {
   readonly #agents: AgentDirectory;
   readonly #box: SecretBox;
   readonly #clock: Clock;
+  readonly #max: number | undefined;
 
-  constructor(deps: { repo: TriggerRepo; agents: AgentDirectory; box: SecretBox; clock?: Clock }) {
+  /** `maxPerAgent`: MAX_TRIGGERS_PER_AGENT (CONTRACT §14); unset: no limit. */
+  constructor(deps: { repo: TriggerRepo; agents: AgentDirectory; box: SecretBox; clock?: Clock; maxPerAgent?: number | undefined }) {
     this.#repo = deps.repo;
     this.#agents = deps.agents;
     this.#box = deps.box;
     this.#clock = deps.clock ?? (() => new Date());
+    this.#max = deps.maxPerAgent;
   }
 
   async create(scope: Scope, agentId: string, name = ''): Promise<{ trigger: TriggerRecord; secret: string }> {
@@ -26,7 +30,9 @@ export class Triggers {
     const trigger = { triggerId: newId('trg'), agentId, name, createdAt: this.#clock().toISOString() };
     const secret = newSecret();
     const stored = { ...trigger, sealedSecret: this.#box.seal(secret, trigger.triggerId) };
-    if (!(await this.#repo.create(scope.userId, stored))) throw errors.notFound('agent', agentId);
+    const outcome = await this.#repo.create(scope.userId, stored, this.#max ?? 0);
+    if (outcome.status === 'agent-deleted') throw errors.notFound('agent', agentId);
+    if (outcome.status === 'quota') throw errors.quotaExceeded('MAX_TRIGGERS_PER_AGENT', this.#max ?? 0, outcome.used);
     return { trigger, secret };
   }
 
@@ -55,8 +61,10 @@ export class Triggers {
       throw errors.unauthenticated('X-Signature must be sha256=<hex HMAC-SHA256 of the raw body, keyed with the trigger secret>');
     }
     const scope = { userId, requestId };
+    // One key per call: a transport-level retry of this very call starts no second chat.
+    const idempotencyKey = `hook:${triggerId}:${randomUUID()}`;
     try {
-      const chatId = await this.#agents.startChat(scope, trigger.agentId, webhookTitle(trigger.name));
+      const chatId = await this.#agents.startChat(scope, { agentId: trigger.agentId, title: webhookTitle(trigger.name), idempotencyKey });
       return { trigger, chatId };
     } catch (err) {
       // The Agent is gone and the cascade has not reached us yet: the trigger is gone too.

@@ -12,20 +12,27 @@ import { Triggers } from '../../src/domain/triggers.js';
 export const logger = createLogger('automations-test', 'silent');
 
 export interface StartedChat {
+  chatId: string;
   userId: string;
   agentId: string;
   title: string;
+  idempotencyKey: string;
   requestId: string | undefined;
   at: number;
 }
 
 /**
  * Agents as the agents service would answer for these tests: the Agents added here exist for
- * their user, every started chat is recorded. (Through the real agents service: test/automations.e2e.test.ts.)
+ * their user; a chat starts once per idempotency key (per user and Agent), and a repeat gets the
+ * first one's id, as CreateChat does (tested against the real code in services/agents/test).
+ * `chats` records each chat started, `calls` the idempotency key of every call. (Through the real agents service:
+ * test/automations.e2e.test.ts and test/schedules-exactly-once.e2e.test.ts.)
  */
 export class RecordingAgents implements AgentDirectory {
   readonly #agents = new Set<string>();
+  readonly #byKey = new Map<string, string>();
   readonly chats: StartedChat[] = [];
+  readonly calls: string[] = [];
 
   /** A new Agent of `userId`. */
   add(userId: string): string {
@@ -42,10 +49,16 @@ export class RecordingAgents implements AgentDirectory {
     if (!this.#agents.has(`${scope.userId}\n${agentId}`)) throw errors.notFound('agent', agentId);
   }
 
-  async startChat(scope: Scope, agentId: string, title: string): Promise<string> {
-    await this.require(scope, agentId);
-    this.chats.push({ userId: scope.userId, agentId, title, requestId: scope.requestId, at: Date.now() });
-    return `cht_${randomUUID().replaceAll('-', '')}`;
+  async startChat(scope: Scope, chat: { agentId: string; title: string; idempotencyKey: string }): Promise<string> {
+    this.calls.push(chat.idempotencyKey);
+    await this.require(scope, chat.agentId);
+    const key = `${scope.userId}\n${chat.agentId}\n${chat.idempotencyKey}`;
+    const earlier = this.#byKey.get(key);
+    if (earlier) return earlier;
+    const chatId = `cht_${randomUUID().replaceAll('-', '')}`;
+    this.#byKey.set(key, chatId);
+    this.chats.push({ chatId, userId: scope.userId, ...chat, requestId: scope.requestId, at: Date.now() });
+    return chatId;
   }
 }
 
@@ -57,8 +70,8 @@ export interface Harness {
   agents: RecordingAgents;
   schedules: Schedules;
   triggers: Triggers;
-  /** A scheduler on its own Redis connection, as another replica would have. */
-  scheduler(options?: { tickMs?: number; leaseMs?: number; batch?: number; observe?: (outcome: RunOutcome) => void }): Scheduler;
+  /** A scheduler on its own Redis connection, as another replica would have; `agents` replaces the recording directory. */
+  scheduler(options?: { tickMs?: number; leaseMs?: number; batch?: number; observe?: (outcome: RunOutcome) => void; agents?: AgentDirectory }): Scheduler;
   close(): Promise<void>;
 }
 
@@ -84,13 +97,13 @@ export function harness(options: { url: string; cluster?: boolean; secretKey?: B
     scheduler: (o = {}) => {
       const own = connect('automations-test-replica');
       extra.push(own);
-      const s = new Scheduler({ due: new RedisDueIndex(own, namespace), schedules: new RedisScheduleRepo(own, due), agents, logger, tickMs: o.tickMs ?? 20, ...(o.leaseMs && { leaseMs: o.leaseMs }), ...(o.batch && { batch: o.batch }), ...(o.observe && { observe: o.observe }) });
+      const s = new Scheduler({ due: new RedisDueIndex(own, namespace), schedules: new RedisScheduleRepo(own, due), agents: o.agents ?? agents, logger, tickMs: o.tickMs ?? 20, ...(o.leaseMs && { leaseMs: o.leaseMs }), ...(o.batch && { batch: o.batch }), ...(o.observe && { observe: o.observe }) });
       schedulers.push(s);
       return s;
     },
     close: async () => {
       await Promise.all(schedulers.map((s) => s.stop()));
-      await redis.del(due.keys.index, due.keys.runs);
+      await redis.del(due.keys.index, due.keys.runs, due.keys.inflight);
       await Promise.all([...extra, redis].map((r) => r.quit()));
     },
   };

@@ -50,3 +50,21 @@ describe('auth — verified tokens are remembered, their time window is not', ()
     for (let i = 0; i < 2; i++) await expect(verify(`Bearer ${noSub}`)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
   });
 });
+
+describe('auth — the subject is the user, exactly as sent', () => {
+  it('auth — any sub of 1–256 code points is the user unchanged: non-ASCII, surrounding spaces, 256 emoji', async () => {
+    const t0 = Date.now();
+    const { verify } = verifierAt(t0);
+    for (const sub of ['josé', '用户', ' alice ', 'alice', '😀'.repeat(256), 'x'.repeat(256)]) {
+      expect(await verify(`Bearer ${await sign({ sub, exp: t0 / 1000 + 600 })}`), JSON.stringify(sub)).toBe(sub);
+    }
+  });
+
+  it('auth — an empty sub, 257 code points or a lone surrogate is 401', async () => {
+    const t0 = Date.now();
+    const { verify } = verifierAt(t0);
+    for (const sub of ['', '😀'.repeat(257), 'x'.repeat(257), 'a\uD800b', '\uDC00']) {
+      await expect(verify(`Bearer ${await sign({ sub, exp: t0 / 1000 + 600 })}`), JSON.stringify(sub)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    }
+  });
+});

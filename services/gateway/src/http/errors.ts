@@ -10,7 +10,8 @@ export function sendError(res: Response, err: AppError, status = httpStatusOf(er
     const description = err.message.replace(/[^\x20-\x7e]|["\\]/g, ' ');
     res.setHeader('WWW-Authenticate', hasToken ? `Bearer realm="workspace", error="invalid_token", error_description="${description}"` : 'Bearer realm="workspace"');
   }
-  if (err.code === 'UNAVAILABLE' || err.code === 'RATE_LIMITED') res.setHeader('Retry-After', '1');
+  // A limiter that knows when to come back has set its own Retry-After already.
+  if ((err.code === 'UNAVAILABLE' || err.code === 'RATE_LIMITED') && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', '1');
   const body: { code: ErrorCode; message: string; requestId: string; details?: ErrorDetails } = {
     code: err.code,
     message: err.message,
@@ -22,6 +23,8 @@ export function sendError(res: Response, err: AppError, status = httpStatusOf(er
 
 /** Body-parser and router errors carry `type`/`status`; these are the client's mistakes. */
 function fromHttpLayer(err: { type?: string; status?: number; statusCode?: number }): AppError | undefined {
+  // The router decodes path parameters; `%FF` (not UTF-8) fails there, with its own text.
+  if (err instanceof URIError) return errors.invalidArgument('a path parameter is not valid percent-encoded UTF-8');
   switch (err.type) {
     case 'entity.too.large':
       return new AppError('PAYLOAD_TOO_LARGE', 'JSON body is larger than 1 MiB');

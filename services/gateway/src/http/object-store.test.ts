@@ -65,6 +65,39 @@ describe('object store', () => {
     await expect(store.get(`${base}/k`)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
   });
 
+  it('object store — a request on a pooled connection the store had closed goes once more; a reset on a fresh one is UNAVAILABLE', async () => {
+    const own = new ObjectStore();
+    const perSocket = new Map<unknown, number>();
+    let requests = 0;
+    // The store answers a connection's first request and resets it at the second: to the client,
+    // a keep-alive socket that died while pooled.
+    handle = (req, _body, res) => {
+      requests++;
+      const n = (perSocket.get(req.socket) ?? 0) + 1;
+      perSocket.set(req.socket, n);
+      if (n > 1) req.socket.destroy();
+      else res.writeHead(200, { ETag: `"${requests}"` }).end(`answer ${requests}`);
+    };
+    try {
+      // Read whole, the first answer gives its connection back to the pool, where the second finds it.
+      expect(await text(await own.get(`${base}/k`))).toBe('answer 1');
+      expect(await own.put(`${base}/k`, Buffer.from('x'))).toBe('"3"');
+      expect({ requests, sockets: perSocket.size }).toEqual({ requests: 3, sockets: 2 });
+      // A fresh connection reset is the store's trouble, not a stale socket: no second try.
+      requests = 0;
+      handle = (req) => {
+        requests++;
+        req.socket.destroy();
+      };
+      const fresh = new ObjectStore();
+      await expect(fresh.put(`${base}/k`, Buffer.from('x'))).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+      expect(requests).toBe(1);
+      fresh.close();
+    } finally {
+      own.close();
+    }
+  });
+
   it('object store — many requests under one signal leave no listener behind; an aborted one fails', async () => {
     handle = (_req, _body, res) => void res.writeHead(200, { ETag: '"e"' }).end();
     const controller = new AbortController();

@@ -1,6 +1,6 @@
 import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import { errors, type AppError } from '@workspace/platform';
+import { errors, retryWhen, type AppError } from '@workspace/platform';
 
 /** How long the store may take to start answering a request before it counts as down. */
 export const STORE_ANSWER_MS = 60_000;
@@ -24,6 +24,9 @@ class RequestFailed extends Error {
     super('object store request failed', { cause });
   }
 }
+
+/** A request that went out on a pooled connection the store had closed goes once more (on a fresh one). */
+const sendAgainIfStale = retryWhen((err) => err instanceof RequestFailed && err.stale, { retries: 1 });
 
 /** Reads an answer's body (empty, or an S3 error document) into nothing, to free the connection. */
 function discard(res: IncomingMessage): void {
@@ -86,13 +89,10 @@ export class ObjectStore {
     const target = new URL(url);
     const agent = this.agents[target.protocol as keyof ObjectStore['agents']];
     if (!agent) throw unavailable(new Error(`unsupported URL scheme ${target.protocol}`));
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await request(target, { ...options, agent, ...(signal && { signal }) }, body);
-      } catch (err) {
-        const stale = err instanceof RequestFailed && err.stale;
-        if (!stale || attempt > 1 || signal?.aborted) throw unavailable(err);
-      }
+    try {
+      return await sendAgainIfStale(() => request(target, { ...options, agent, ...(signal && { signal }) }, body), signal);
+    } catch (err) {
+      throw unavailable(err);
     }
   }
 }

@@ -41,6 +41,14 @@ export interface UploadFormOptions<T> {
 const FIELD_NAMES = new Set(['path', 'onConflict']);
 
 /**
+ * busboy decodes form text (values, `filename` and `filename*`) before we see it, with U+FFFD
+ * in place of bytes that are not UTF-8: a path or file name holding U+FFFD is refused, so that
+ * such bytes never name another file (the same rule as for query parameters, strict-utf8.ts).
+ */
+const REPLACEMENT = '\uFFFD';
+const NOT_UTF8 = (what: string) => `${what} is not valid UTF-8 (U+FFFD, which stands for bytes that are not, is refused too)`;
+
+/**
  * Reads a `multipart/form-data` upload as a stream: `path` and `onConflict` first (each at most
  * once, in the form or the query), then exactly one `file` part, then nothing. The file's bytes
  * are handed on as they arrive, with backpressure to the client, never buffered whole.
@@ -94,6 +102,7 @@ export function readUploadForm<T>(req: Request, res: Response, { fromQuery, idle
       const key = name as keyof UploadFields;
       if (fields[key] !== undefined) return fail(errors.invalidArgument(`${name} is given more than once`, name));
       if (info.valueTruncated) return fail(errors.invalidArgument(`${name} is too long`, name));
+      if (value.includes(REPLACEMENT)) return fail(name === 'path' ? errors.invalidPath(NOT_UTF8('path')) : errors.invalidArgument(NOT_UTF8(name), name));
       fields[key] = value;
     });
     parser.on('file', (name, stream, info) => {
@@ -108,7 +117,12 @@ export function readUploadForm<T>(req: Request, res: Response, { fromQuery, idle
       stream.on('error', (err) => {
         if (!(err instanceof AppError)) fail(errors.invalidArgument('malformed or incomplete multipart/form-data body'));
       });
-      file = { filename: info.filename ?? '', stream };
+      const filename = info.filename ?? '';
+      if (filename.includes(REPLACEMENT)) {
+        stream.resume();
+        return fail(errors.invalidPath(NOT_UTF8('the file name')));
+      }
+      file = { filename, stream };
       onFile(fields, file, done).then(resolve, (err: unknown) => {
         const answer = err instanceof AppError ? err : (failure ?? errors.internal(err));
         fail(answer);

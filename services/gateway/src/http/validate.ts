@@ -24,8 +24,49 @@ export function toInvalidArgument(error: z.ZodError, where: 'body' | 'query' | '
   return errors.invalidArgument(`${field}: ${issue.message}`, field);
 }
 
+type Issue = z.core.$ZodRawIssue;
+
+const UNITS: Record<string, string> = { string: 'characters', array: 'elements', set: 'elements', file: 'bytes' };
+
+/** A number bound in words: "at most 100", "less than 1". */
+function bound(kind: 'at most' | 'at least', limit: unknown, inclusive: boolean | undefined): string {
+  if (inclusive === false) return `${kind === 'at most' ? 'less than' : 'more than'} ${String(limit)}`;
+  return `${kind} ${String(limit)}`;
+}
+
+/**
+ * Our wording of zod's default messages (its own text is the library's: it changes between
+ * versions and is not ours to show). Messages a schema words itself (`.refine(fn, '…')`,
+ * `.regex(re, '…')`) take precedence over these.
+ */
+export function issueMessage(issue: Issue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return 'is required';
+      return issue.expected === 'int' ? 'must be an integer' : `must be of type ${String(issue.expected)}`;
+    case 'too_big': {
+      const unit = UNITS[String(issue.origin)];
+      return unit ? `must have ${bound('at most', issue.maximum, issue.inclusive)} ${unit}` : `must be ${bound('at most', issue.maximum, issue.inclusive)}`;
+    }
+    case 'too_small': {
+      const unit = UNITS[String(issue.origin)];
+      return unit ? `must have ${bound('at least', issue.minimum, issue.inclusive)} ${unit}` : `must be ${bound('at least', issue.minimum, issue.inclusive)}`;
+    }
+    case 'invalid_value':
+      return `must be one of ${(issue.values as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'invalid_format':
+      return issue.format === 'regex' ? 'has the wrong format' : `must be a valid ${String(issue.format)}`;
+    case 'not_multiple_of':
+      return `must be a multiple of ${String(issue.divisor)}`;
+    case 'unrecognized_keys':
+      return 'holds an unknown field';
+    default:
+      return 'is not valid';
+  }
+}
+
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path'): z.output<S> {
-  const result = schema.safeParse(value);
+  const result = schema.safeParse(value, { error: issueMessage });
   if (!result.success) throw toInvalidArgument(result.error, where);
   return result.data;
 }

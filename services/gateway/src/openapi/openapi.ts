@@ -1,4 +1,4 @@
-import { httpStatusOf } from '@workspace/platform';
+import { httpStatusOf, type ErrorCode } from '@workspace/platform';
 import { z } from 'zod';
 import { ErrorEnvelope } from '../schemas/common.js';
 import type { RouteDef } from '../routes/route.js';
@@ -25,6 +25,32 @@ function objectShape(schema: z.ZodType | undefined): Record<string, z.ZodType> {
   return schema.shape as Record<string, z.ZodType>;
 }
 
+/** Headers that limited routes send (CONTRACT §15), defined once in components.headers. */
+const LIMIT_HEADERS: Record<string, Json> = {
+  'RateLimit-Limit': { description: "The size of the caller's token bucket (RATE_LIMIT_BURST): requests that may come at once", schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Requests that may follow at once; the bucket refills at RATE_LIMIT_PER_SECOND', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until the bucket is full again (on a 429: until the next request is accepted)', schema: { type: 'integer' } },
+};
+const RETRY_AFTER: Json = { description: 'Seconds to wait before retrying (an integer ≥ 1)', schema: { type: 'integer', minimum: 1 } };
+const IDEMPOTENCY_KEY: Json = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes the create safe to retry: the same key with the same method, path and body within 24 h gets the first response (status, body, Location/ETag, ' +
+    'with `Idempotent-Replayed: true`) and creates nothing; sent while the first runs, it waits for its answer. The same key with another request → 422 ' +
+    'IDEMPOTENCY_KEY_REUSED. 5xx answers are not kept: a retry runs again (and still makes one resource). Keys are per user.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+};
+
+/** The route's error codes plus those its limits add: 429 where rate-limited, 422 where idempotent. */
+function errorCodes(route: RouteDef, limited: boolean): ErrorCode[] {
+  const codes = new Set<ErrorCode>(route.errors);
+  if (limited) codes.add('RATE_LIMITED');
+  if (route.idempotent) codes.add('IDEMPOTENCY_KEY_REUSED').add('INVALID_ARGUMENT');
+  return [...codes];
+}
+
 function parameters(route: RouteDef, convert: (s: z.ZodType) => Json): Json[] {
   const out: Json[] = [];
   for (const [name, schema] of Object.entries(objectShape(route.params))) {
@@ -33,6 +59,7 @@ function parameters(route: RouteDef, convert: (s: z.ZodType) => Json): Json[] {
   for (const [name, schema] of Object.entries(objectShape(route.query))) {
     out.push({ name, in: 'query', required: !schema.safeParse(undefined).success, schema: convert(schema), description: schema.description });
   }
+  if (route.idempotent) out.push(IDEMPOTENCY_KEY);
   return out;
 }
 
@@ -44,6 +71,7 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
   schemas.Error = output(ErrorEnvelope);
   const paths: Record<string, Json> = {};
   for (const route of routes) {
+    const limited = route.auth !== false || route.rateLimitKey !== undefined;
     const responses: Json = {};
     for (const [status, doc] of Object.entries(route.responses)) {
       const content = doc.schema
@@ -51,16 +79,25 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
         : doc.contentType
           ? { [doc.contentType]: { schema: { type: 'string', format: 'binary' } } }
           : undefined;
-      const headers = doc.headers ? Object.fromEntries(Object.entries(doc.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) : undefined;
-      responses[status] = { description: doc.description, ...(content && { content }), ...(headers && { headers }) };
+      const headers: Json = doc.headers ? Object.fromEntries(Object.entries(doc.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) : {};
+      responses[status] = { description: doc.description, ...(content && { content }), ...(Object.keys(headers).length > 0 && { headers }) };
     }
     const byStatus = new Map<number, string[]>();
-    for (const code of route.errors) byStatus.set(httpStatusOf(code), [...(byStatus.get(httpStatusOf(code)) ?? []), code]);
+    for (const code of errorCodes(route, limited)) byStatus.set(httpStatusOf(code), [...(byStatus.get(httpStatusOf(code)) ?? []), code]);
     for (const [status, codes] of byStatus) {
       responses[String(status)] ??= {
         description: `Error: ${codes.join(', ')}`,
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        ...((status === 429 || status === 503) && { headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } }),
       };
+    }
+    // Every answer of a rate-limited route carries the budget (401 comes before it is known).
+    if (limited) {
+      for (const [status, response] of Object.entries(responses) as [string, Json][]) {
+        if (status === '401') continue;
+        const refs = Object.fromEntries(Object.keys(LIMIT_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]));
+        response.headers = { ...(response.headers as Json | undefined), ...refs };
+      }
     }
     const requestBody = route.body
       ? { required: true, content: { 'application/json': { schema: input(route.body) } } }
@@ -86,6 +123,7 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
     paths,
     components: {
       schemas,
+      headers: { ...LIMIT_HEADERS, 'Retry-After': RETRY_AFTER },
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
     },
   };

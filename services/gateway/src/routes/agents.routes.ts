@@ -81,12 +81,15 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       path: '/v1/agents',
       operationId: 'createAgent',
       summary: 'Create an Agent with its first configuration',
+      description: 'A user has at most MAX_AGENTS Agents (default 1,000): one more → 403 QUOTA_EXCEEDED.',
       tag,
+      idempotent: true,
       body: CreateAgentBody,
       responses: { 201: { description: 'Created', schema: Agent, headers: { ...ETAG_DOC, Location: 'the new Agent' } } },
-      errors: [...WITH_BODY, 'PROJECT_NOT_FOUND', 'PROJECT_ARCHIVED', ...KNOWLEDGE, ...BASE],
-      handler: async ({ body, call }, res) => {
-        const agent = await agents.createAgent({ fields: fieldsToProto(body) }, withKnowledgeDeadline(call, body.knowledgeFiles));
+      errors: [...WITH_BODY, 'PROJECT_NOT_FOUND', 'PROJECT_ARCHIVED', 'QUOTA_EXCEEDED', ...KNOWLEDGE, ...BASE],
+      handler: async ({ body, call, idempotencyKey }, res) => {
+        // The service keeps the key too: a create retried after a lost answer (a 503) makes one Agent.
+        const agent = await agents.createAgent({ fields: fieldsToProto(body), idempotencyKey }, withKnowledgeDeadline(call, body.knowledgeFiles));
         res.setHeader('Location', `/v1/agents/${agent.agentId}`);
         sendAgent(res, agent, 201);
       },
@@ -170,12 +173,13 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       operationId: 'createChat',
       summary: 'Start a chat pinned to the current configuration',
       tag,
+      idempotent: true,
       params: AgentIdParams,
       body: CreateChatBody,
       responses: { 201: { description: 'Created', schema: Chat, headers: { Location: 'the new chat' } } },
       errors: [...WITH_BODY, 'AGENT_NOT_FOUND', ...BASE],
-      handler: async ({ params, body, call }, res) => {
-        const chat = await agents.createChat({ agentId: params.agentId, title: body.title }, call);
+      handler: async ({ params, body, call, idempotencyKey }, res) => {
+        const chat = await agents.createChat({ agentId: params.agentId, title: body.title, idempotencyKey }, call);
         res.setHeader('Location', `/v1/agents/${chat.agentId}/chats/${chat.chatId}`);
         res.status(201).json(chatJson(chat));
       },

@@ -46,12 +46,15 @@ function scheduleRoutes(automations: AutomationsClient): RouteDef[] {
       path: '/v1/agents/{agentId}/schedules',
       operationId: 'createSchedule',
       summary: 'Schedule chats of an Agent with a cron expression',
-      description: 'Each run starts one chat titled "Scheduled run", within seconds of its due time, however many replicas run. Runs missed while the service was down are not replayed one by one.',
+      description:
+        'Each run starts one chat titled "Scheduled run", within seconds of its due time, however many replicas run. Runs missed while the service was down are not replayed one by one. ' +
+        'An Agent has at most MAX_SCHEDULES_PER_AGENT schedules (default 50): one more → 403 QUOTA_EXCEEDED.',
       tag,
+      idempotent: true,
       params: AgentIdParams,
       body: CreateScheduleBody,
       responses: { 201: { description: 'Created', schema: Schedule } },
-      errors: [...WITH_BODY, ...BASE],
+      errors: [...WITH_BODY, 'QUOTA_EXCEEDED', ...BASE],
       handler: async ({ params, body, call }, res) => {
         const schedule = await automations.createSchedule({ agentId: params.agentId, cron: body.cron, timezone: body.timezone, enabled: body.enabled }, call);
         res.status(201).json(scheduleJson(schedule));
@@ -96,11 +99,15 @@ function triggerRoutes(automations: AutomationsClient): RouteDef[] {
       path: '/v1/agents/{agentId}/triggers',
       operationId: 'createTrigger',
       summary: 'Create a webhook trigger; its secret is shown only in this response',
+      description:
+        'An Agent has at most MAX_TRIGGERS_PER_AGENT triggers (default 50): one more → 403 QUOTA_EXCEEDED. ' +
+        'With an Idempotency-Key, a repeat within 24 h replays this response, secret included.',
       tag,
+      idempotent: true,
       params: AgentIdParams,
       body: CreateTriggerBody,
       responses: { 201: { description: 'Created, with the secret', schema: CreatedTrigger } },
-      errors: [...WITH_BODY, ...BASE],
+      errors: [...WITH_BODY, 'QUOTA_EXCEEDED', ...BASE],
       handler: async ({ params, body, call }, res) => {
         const out = await automations.createTrigger({ agentId: params.agentId, name: body.name }, call);
         if (!out.trigger) throw errors.internal(new Error('createTrigger response without trigger'));
@@ -148,9 +155,11 @@ function hookRoute(automations: AutomationsClient): RouteDef {
     description:
       'Send `X-Signature: sha256=<hex HMAC-SHA256 of the raw body>`, keyed with the UTF-8 bytes of the secret, over the body exactly as sent ' +
       '(any content type, at most 1 MiB). An unknown trigger answers 404 TRIGGER_NOT_FOUND; a missing or wrong signature 401 UNAUTHENTICATED. ' +
-      'A valid call starts one chat titled "Webhook: <trigger name>" and answers 202.',
+      'A valid call starts one chat titled "Webhook: <trigger name>" and answers 202. Each trigger has its own rate limit (RATE_LIMIT_PER_SECOND, ' +
+      'bursts of RATE_LIMIT_BURST), signed or not: beyond it → 429 RATE_LIMITED with Retry-After.',
     tag: 'Webhook triggers',
     auth: false,
+    rateLimitKey: (req) => `hook:${String(req.params.triggerId)}`,
     params: HookParams,
     rawBody: { contentType: '*/*', schema: HookBody, description: 'the payload, signed as sent' },
     responses: { 202: { description: 'Accepted: a chat started', schema: HookAccepted } },

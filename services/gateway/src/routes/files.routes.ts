@@ -131,6 +131,8 @@ function moveRoute(files: FilesClient, verb: 'move' | 'copy'): RouteDef {
       'A file onto an existing file follows `onConflict`; a directory never merges or replaces (409 PATH_CONFLICT whatever `onConflict` says), and nothing ' +
       'goes onto a directory or under a file. A file\'s mimeType follows its new name.',
     tag: 'Files',
+    // A copy creates files; a move only renames (repeating one that succeeded → 404 for the source).
+    idempotent: !move,
     body: MoveBody,
     responses: { 200: { description: move ? 'Moved' : 'Copied', schema: MoveResult } },
     errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'FILE_EXISTS', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],

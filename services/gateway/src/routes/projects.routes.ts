@@ -45,6 +45,7 @@ export function projectsRoutes(projects: ProjectsClient): RouteDef[] {
       operationId: 'createProject',
       summary: 'Create a project (and its folder with CONTEXT.md)',
       tag,
+      idempotent: true,
       body: CreateProjectBody,
       responses: { 201: { description: 'Created', schema: ProjectSchema } },
       errors: ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'PROJECT_EXISTS', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'UNAVAILABLE'],

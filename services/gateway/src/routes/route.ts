@@ -2,6 +2,7 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import { AppError, type ErrorCode, type OutgoingContext } from '@workspace/platform';
 import type { z } from 'zod';
 import { jsonBody } from '../http/json-body.js';
+import { checkQueryUtf8 } from '../http/strict-utf8.js';
 import { parseWith } from '../http/validate.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -22,6 +23,11 @@ export interface RouteInput<P, Q, B> {
   body: B;
   /** Forward to every gRPC call: user, request id, and cancellation when the client leaves. */
   call: OutgoingContext & { userId: string; requestId: string };
+  /**
+   * On an `idempotent` route sent with an Idempotency-Key: a key derived from it, for services
+   * that dedupe by themselves (so a create retried after a lost answer makes one resource).
+   */
+  idempotencyKey?: string | undefined;
   req: Request;
 }
 
@@ -35,6 +41,18 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
   tag: string;
   /** Routes are authenticated unless this is false. */
   auth?: boolean;
+  /**
+   * A creating POST that honours `Idempotency-Key` (CONTRACT §15): a repeat with the same key,
+   * method, path and body within 24 h gets the first response and creates nothing.
+   */
+  idempotent?: boolean;
+  /** An upload: it holds one of the user's MAX_CONCURRENT_UPLOADS slots while it runs. */
+  uploadSlot?: boolean;
+  /**
+   * For a route without a user: the rate-limit budget a request draws from (e.g. per webhook
+   * trigger). Authenticated routes draw from their user's.
+   */
+  rateLimitKey?: (req: Request) => string;
   params?: P;
   query?: Q;
   /** A JSON body, validated; omitted for routes without one. */
@@ -56,24 +74,41 @@ export function expressPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
+/** The limits (CONTRACT §15) routes opt into; without them (unit tests) nothing is limited. */
+export interface RouteGuards {
+  /** Draws a request from the budget `keyOf` names (routes with `rateLimitKey`). */
+  rateLimit?: (keyOf: (req: Request) => string) => RequestHandler;
+  /** For `idempotent` routes, after the body is parsed. */
+  idempotency?: RequestHandler;
+  /** For `uploadSlot` routes. */
+  uploadSlot?: RequestHandler;
+}
+
 /**
  * Mounts the routes, then answers every other method on a known path with 405 and `Allow`.
  * `authenticate` runs only on routes that need it, after the route matched, so unknown routes
  * are 404 and wrong methods 405 whether or not a token came with them.
  */
-export function mountRoutes(routes: RouteDef[], authenticate: RequestHandler[]): Router {
+export function mountRoutes(routes: RouteDef[], authenticate: RequestHandler[], guards: RouteGuards = {}): Router {
   const router = Router();
   const allowed = new Map<string, Set<string>>();
   for (const route of routes) {
     const chain: RequestHandler[] = [];
     if (route.auth !== false) chain.push(...authenticate);
+    if (route.rateLimitKey && guards.rateLimit) chain.push(guards.rateLimit(route.rateLimitKey));
     if (route.body) chain.push(jsonBody);
+    if (route.idempotent && guards.idempotency) chain.push(guards.idempotency);
+    if (route.uploadSlot && guards.uploadSlot) chain.push(guards.uploadSlot);
     chain.push(async (req, res) => {
+      const rawQuery = req.originalUrl.indexOf('?');
+      const notUtf8 = rawQuery < 0 ? undefined : checkQueryUtf8(req.originalUrl.slice(rawQuery + 1));
+      if (notUtf8) throw notUtf8;
       const input: RouteInput<unknown, unknown, unknown> = {
         params: route.params ? parseWith(route.params, req.params, 'path') : req.params,
         query: route.query ? parseWith(route.query, { ...(req.query as object) }, 'query') : {},
         body: route.body ? parseWith(route.body, req.body, 'body') : undefined,
         call: { userId: res.locals.userId as string, requestId: res.locals.requestId as string, signal: abortOnClose(res) },
+        idempotencyKey: res.locals.idempotencyKey as string | undefined,
         req,
       };
       await route.handler(input as never, res);

@@ -24,8 +24,10 @@ export function uploadRoute(deps: FilesRouteDeps): RouteDef {
       '`path` and `onConflict` (form fields before `file`, or query parameters) then exactly one `file` part. Over MAX_UPLOAD_BYTES (default 5 GiB) → 413 and ' +
       'nothing stored; a failed or aborted upload leaves nothing, and a failed overwrite keeps the old content. The file is stored only once the multipart ' +
       'closing delimiter has arrived: a body that ends without it → 400, and one that sends nothing for UPLOAD_IDLE_TIMEOUT_MS (default 30 s) → 400 and the ' +
-      'connection is closed. Of concurrent `error` uploads to one new path exactly one succeeds.',
+      'connection is closed. Of concurrent `error` uploads to one new path exactly one succeeds. At most MAX_CONCURRENT_UPLOADS (default 8) uploads of one user ' +
+      'run at once, across every replica: one more → 429 RATE_LIMITED.',
     tag: 'Files',
+    uploadSlot: true,
     query: UploadQuery,
     rawBody: { contentType: 'multipart/form-data', schema: UploadForm, description: 'path?, onConflict?, then file' },
     responses: { 200: { description: 'Stored', schema: UploadResult } },

@@ -1,5 +1,6 @@
+import { checkJsonValue } from '@workspace/platform';
 import { z } from 'zod';
-import { timestamp } from './common.js';
+import { hasLoneSurrogate, timestamp, wellFormed } from './common.js';
 
 /** Lengths count Unicode code points (an emoji is one character), as the agents service does. */
 const codePoints = (s: string) => [...s].length;
@@ -17,19 +18,26 @@ function chars(min: number, max: number, options: { trim?: boolean } = {}) {
 }
 
 const CONNECTOR_MAX_BYTES = 8 * 1024;
+/** Levels of objects and arrays in one connector (itself level 1), as the agents service allows. */
+const CONNECTOR_MAX_DEPTH = 16;
 
 const KnowledgeFileInput = z
-  .object({ path: z.string().min(1).max(900).describe('an existing workspace file, e.g. /files/notes.md; its bytes are copied for the Agent when the config is written') })
+  .object({ path: wellFormed(z.string().min(1).max(900)).describe('an existing workspace file, e.g. /files/notes.md; its bytes are copied for the Agent when the config is written') })
   .strict();
 
 const Connector = z
   .looseObject({ type: z.string().min(1).describe('what the connector connects to') })
   .superRefine((value, ctx) => {
-    if (Buffer.byteLength(JSON.stringify(value), 'utf8') > CONNECTOR_MAX_BYTES) {
+    // Depth first, without recursion: JSON.stringify recurses.
+    if (checkJsonValue(value, CONNECTOR_MAX_DEPTH) === 'too-deep') {
+      ctx.addIssue({ code: 'custom', message: `must be nested at most ${CONNECTOR_MAX_DEPTH} levels deep` });
+    } else if (Buffer.byteLength(JSON.stringify(value), 'utf8') > CONNECTOR_MAX_BYTES) {
       ctx.addIssue({ code: 'custom', message: `must be at most ${CONNECTOR_MAX_BYTES} bytes of JSON` });
+    } else if (hasLoneSurrogate(value)) {
+      ctx.addIssue({ code: 'custom', message: 'must be valid Unicode (no lone surrogates)' });
     }
   })
-  .describe('any JSON object with a string `type`; at most 8 KiB as JSON');
+  .describe('any JSON object with a string `type`; at most 8 KiB as JSON and 16 levels of objects and arrays deep (the connector is level 1)');
 
 /** The editable fields (CONTRACT §6), every one optional; create adds `name` as required. */
 const editable = {

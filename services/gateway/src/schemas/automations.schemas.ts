@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp } from './common.js';
+import { timestamp, wellFormed } from './common.js';
 
 const agentId = z.string().describe('`agt_` + 32 lowercase hex');
 
@@ -38,8 +38,7 @@ const codePoints = (s: string) => [...s].length;
 
 export const CreateTriggerBody = z
   .object({
-    name: z
-      .string()
+    name: wellFormed(z.string())
       .refine((s) => codePoints(s) <= 200, 'must be at most 200 characters')
       .optional()
       .describe('default ""; at most 200 characters; chats it starts are titled "Webhook: <name>"'),

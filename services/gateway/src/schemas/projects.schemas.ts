@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { timestamp } from './common.js';
+import { timestamp, wellFormed } from './common.js';
 
-export const projectName = z.string().min(1).max(100).describe('1–100 characters; compared case-insensitively (NFKC + lower case)');
+export const projectName = wellFormed(z.string().min(1).max(100)).describe('1–100 characters; compared case-insensitively (NFKC + lower case)');
 
 export const ThreadSummary = z
   .object({ threadId: z.string(), title: z.string(), agentId: z.string(), createdAt: timestamp, updatedAt: timestamp })
@@ -26,16 +26,16 @@ export const ProjectList = z.object({ projects: z.array(ProjectListItem) }).meta
 export const CreateProjectBody = z
   .object({
     name: projectName,
-    goal: z.string().max(4_000).optional().describe('default ""'),
-    instructions: z.string().max(64_000).optional().describe('default ""'),
+    goal: wellFormed(z.string().max(4_000)).optional().describe('default ""'),
+    instructions: wellFormed(z.string().max(64_000)).optional().describe('default ""'),
   })
   .strict();
 
 export const UpdateProjectBody = z
   .object({
     name: projectName.describe('selects the project (case-insensitive); renaming is not supported'),
-    goal: z.string().max(4_000).optional(),
-    instructions: z.string().max(64_000).optional(),
+    goal: wellFormed(z.string().max(4_000)).optional(),
+    instructions: wellFormed(z.string().max(64_000)).optional(),
     archived: z.boolean().optional().describe('Home cannot be archived'),
   })
   .strict();

@@ -1,4 +1,4 @@
-import { createEvent, type RedisClient, type RedisOutbox, userTag, type WorkspaceEvent } from '@workspace/platform';
+import { conflictRetry, createEvent, type RedisClient, type RedisOutbox, userTag, type WorkspaceEvent } from '@workspace/platform';
 import type { ProjectRecord, ProjectRepo } from '../domain/ports.js';
 
 const EVENT_SOURCE = '/workspace/projects';
@@ -28,7 +28,8 @@ if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then
 end
 return 0`;
 
-const MAX_ATTEMPTS = 20;
+/** A compare-and-set that lost to another writer reads again, after a short jittered wait, up to 20 times. */
+const conflicts = conflictRetry({ maxAttempts: 20, maxDelayMs: 50, store: 'the project store' });
 
 /**
  * All projects of a user in one hash, `projects:{u:<tenant>}`, field = the case-folded name,
@@ -88,14 +89,14 @@ export class RedisProjectRepo implements ProjectRepo {
 
   async update(userId: string, key: string, change: (current: ProjectRecord) => ProjectRecord): Promise<ProjectRecord | undefined> {
     const hash = this.#key(userId);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    return conflicts<ProjectRecord | undefined>(async () => {
       const raw = await this.#redis.hget(hash, key);
-      if (raw === null) return undefined;
+      if (raw === null) return { committed: true, value: undefined };
       const current = JSON.parse(raw) as ProjectRecord;
       const next = change(current);
-      if (next === current) return current;
-      if (await this.#write(userId, CAS_SCRIPT, [key, raw, JSON.stringify(next), this.#event('project.updated', userId, next)])) return next;
-    }
-    throw new Error(`project update lost ${MAX_ATTEMPTS} races in a row`);
+      if (next === current) return { committed: true, value: current };
+      const committed = await this.#write(userId, CAS_SCRIPT, [key, raw, JSON.stringify(next), this.#event('project.updated', userId, next)]);
+      return { committed, value: next };
+    });
   }
 }

@@ -1,4 +1,4 @@
-import { userTag, type RedisClient } from '@workspace/platform';
+import { EVENT_MAX_AGE_MS, tombstone, TOMBSTONED_LUA, userTag, type RedisClient } from '@workspace/platform';
 import type { ThreadRepo, ThreadSummary } from '../domain/ports.js';
 
 /**
@@ -6,8 +6,8 @@ import type { ThreadRepo, ThreadSummary } from '../domain/ports.js';
  * durables (chats.created, agents.deleted), so a creation may arrive after the deletion.
  * KEYS: threads hash, agent index set, tombstone set. ARGV: chatId, summary JSON, agentId, member.
  */
-const ADD_SCRIPT = `
-if redis.call('SISMEMBER', KEYS[3], ARGV[3]) == 1 then return 0 end
+const ADD_SCRIPT = `${TOMBSTONED_LUA}
+if tombstoned(KEYS[3], ARGV[3]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[4])
 return 1`;
@@ -15,7 +15,8 @@ return 1`;
 /**
  * Per user (one hash tag, so the scripts run on Redis Cluster): `threads:{u}:<project key>`
  * hash chatId → summary; `agent-threads:{u}:<agentId>` set of `<project key>\n<chatId>` for the
- * cascade; `deleted-agents:{u}` the tombstones.
+ * cascade; `thread-tombstones:{u}` the deleted Agents, each for as long as the event stream keeps
+ * events (a chat's creation older than that can no longer arrive).
  */
 export class RedisThreadRepo implements ThreadRepo {
   readonly #redis: RedisClient;
@@ -33,7 +34,7 @@ export class RedisThreadRepo implements ThreadRepo {
   }
 
   #tombstones(userId: string) {
-    return `deleted-agents:${userTag(userId)}`;
+    return `thread-tombstones:${userTag(userId)}`;
   }
 
   async add(userId: string, projectKey: string, thread: ThreadSummary): Promise<boolean> {
@@ -44,14 +45,15 @@ export class RedisThreadRepo implements ThreadRepo {
 
   async removeAgent(userId: string, agentId: string): Promise<void> {
     const index = this.#byAgent(userId, agentId);
+    await tombstone(this.#redis, this.#tombstones(userId), agentId, EVENT_MAX_AGE_MS);
     const members = await this.#redis.smembers(index);
-    const multi = this.#redis.multi().sadd(this.#tombstones(userId), agentId);
+    const multi = this.#redis.multi();
     for (const member of members) {
       const [projectKey = '', chatId = ''] = member.split('\n');
       multi.hdel(this.#threads(userId, projectKey), chatId);
     }
-    // A thread added between SMEMBERS and here is caught by the tombstone on its next delivery;
-    // deleting the index last keeps it for a retry if this transaction fails.
+    // The tombstone comes first: a thread added after it is refused, one added before is in
+    // the index read here. Deleting the index last keeps it for a retry if this step fails.
     await multi.del(index).exec();
   }
 

@@ -1,0 +1,135 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { mintToken, newUserId } from '@workspace/testkit';
+import { upload } from './support/files.js';
+import { request, type ApiUser } from './support/stack.js';
+
+/**
+ * `npm start` itself (scripts/start.mjs, without npm in front), on free ports, a temporary
+ * DATA_DIR and its own embedded s3rver, against the tests' Redis and NATS: processes killed
+ * with SIGKILL come back and requests succeed again; SIGTERM leaves no process behind.
+ */
+const root = fileURLToPath(new URL('..', import.meta.url));
+const infra = inject('infra');
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Pids of the live (not zombie) processes whose parent is `parent`, with their command lines (Linux: /proc). */
+function childrenOf(parent: number): Map<number, string> {
+  const found = new Map<number, string>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) === parent && state !== 'Z') found.set(Number(entry), readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' '));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('npm start', () => {
+  it.skipIf(infra.topology === 'scaled')(
+    'npm start — files and s3rver killed with SIGKILL are restarted with a log line and requests succeed again; SIGTERM stops everything, no process left',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'));
+      dirs.push(dataDir);
+      const [port, ...grpc] = await Promise.all(Array.from({ length: 5 }, freePort));
+      const secret = randomBytes(24).toString('base64url');
+      const env: Record<string, string | undefined> = {
+        ...process.env,
+        PORT: String(port),
+        PROJECTS_ADDR: `127.0.0.1:${grpc[0]}`,
+        FILES_ADDR: `127.0.0.1:${grpc[1]}`,
+        AGENTS_ADDR: `127.0.0.1:${grpc[2]}`,
+        AUTOMATIONS_ADDR: `127.0.0.1:${grpc[3]}`,
+        REDIS_URL: infra.redisUrl,
+        NATS_URL: infra.natsUrl,
+        DATA_DIR: dataDir,
+        METRICS_PORT: '0',
+        AUTH_JWT_SECRET: secret,
+      };
+      for (const key of ['S3_ENDPOINT', 'AUTH_JWKS_URL', 'AUTH_PUBLIC_KEY']) delete env[key];
+      const start = spawn(process.execPath, [join(root, 'scripts/start.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const output: string[] = [];
+      for (const stream of [start.stdout, start.stderr]) createInterface({ input: stream }).on('line', (line) => output.push(line));
+      const started = new Map<number, string>();
+      try {
+        await expect.poll(() => output.some((l) => l.startsWith('✓ ready at')), { timeout: 110_000, interval: 200 }).toBe(true);
+        const base = `http://127.0.0.1:${port}`;
+        const sub = newUserId();
+        const token = await mintToken({ secret, sub });
+        const u: ApiUser = {
+          sub,
+          token,
+          request: (method, path, body) =>
+            request(`${base}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) }),
+        };
+        expect((await upload(base, u, { content: 'before' }, { path: '/files/before.txt' })).status).toBe(200);
+        const processes = () => {
+          const now = childrenOf(start.pid!);
+          for (const [pid, cmd] of now) started.set(pid, cmd);
+          return now;
+        };
+        const pidOf = (needle: string) => [...processes()].find(([, cmd]) => cmd.includes(needle))?.[0];
+
+        for (const [name, needle] of [['files', 'services/files/dist/main.js'], ['s3', 'scripts/s3rver.mjs']] as const) {
+          const pid = pidOf(needle);
+          expect(pid, `${name} runs under npm start`).toBeDefined();
+          process.kill(pid!, 'SIGKILL');
+          await expect.poll(() => output, { timeout: 10_000, interval: 50 }).toContain(`↻ ${name} exited (SIGKILL); restarting in 0.5 s`);
+          await expect.poll(() => pidOf(needle) ?? pid, { timeout: 10_000, interval: 50 }).not.toBe(pid);
+          // Requests succeed again: an upload (the files service and s3rver) and a read of the earlier file.
+          const path = `/files/after-${name}.txt`;
+          await expect.poll(async () => (await upload(base, u, { content: name }, { path })).status, { timeout: 30_000, interval: 200 }).toBe(200);
+          const read = await u.request('GET', `/v1/agent/files/read?path=${encodeURIComponent('/files/before.txt')}`);
+          expect(read.status, read.text).toBe(200);
+          expect(read.body.content).toBe('before');
+        }
+        const names = [...processes().values()];
+        for (const service of ['files', 'projects', 'agents', 'automations', 'gateway']) expect(names.some((cmd) => cmd.includes(`services/${service}/dist/main.js`)), service).toBe(true);
+        expect(output.filter((l) => l.includes('Stopping everything'))).toEqual([]);
+
+        start.kill('SIGTERM');
+        const [code] = await once(start, 'exit');
+        expect(code, output.slice(-20).join('\n')).toBe(0);
+        expect([...started.keys()].filter(alive), 'no process of npm start is left').toEqual([]);
+      } finally {
+        if (start.exitCode === null && start.signalCode === null) start.kill('SIGKILL');
+        for (const pid of started.keys()) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      }
+    },
+    180_000,
+  );
+});
