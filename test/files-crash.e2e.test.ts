@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnService } from '@workspace/testkit';
 import { pattern, upload } from './support/files.js';
 import { buildTree, download, list, move, pool, put, ready, sha256, stat, wholeTreeIn, type Entry } from './support/files-api.js';
 import type { ApiResponse, ApiUser, Stack } from './support/stack.js';
 import { startStack } from './support/stack.js';
 import { s3Client, testRedis } from './support/backends.js';
+import { killProcesses, replicaKeys, reviveProcesses } from './support/processes.js';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -21,31 +20,10 @@ afterAll(async () => {
 const MiB = 1024 * 1024;
 const mine = (entries: Entry[]) => entries.filter((e) => e.path !== '/files/projects' && !e.path.startsWith('/files/projects/'));
 
-/** Every replica of a process, by its key in stack.services (`files`, `files#2` …). */
-const replicas = (name: string) => Object.keys(stack.services).filter((k) => k === name || k.startsWith(`${name}#`));
-
-/** SIGKILL: no shutdown hook runs, in-flight work is cut wherever it is. */
-async function kill(keys: string[]): Promise<void> {
-  await Promise.all(
-    keys.map(async (key) => {
-      const { child } = stack.services[key]!;
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
-      await exited;
-    }),
-  );
-}
-
-/** Starts killed processes again on their ports (restartService would wait on a SIGTERM). */
+const replicas = (name: string) => replicaKeys(stack, name);
+const kill = (keys: string[]) => killProcesses(stack, keys);
 async function revive(keys: string[]): Promise<void> {
-  await Promise.all(
-    keys.map(async (key) => {
-      const old = stack.services[key]!;
-      const port = String(old.port);
-      stack.services[key] = await spawnService(old.name, old.entry, { ...old.env, GRPC_PORT: port, PORT: port });
-    }),
-  );
+  await reviveProcesses(stack, keys);
   await ready(stack.url);
 }
 

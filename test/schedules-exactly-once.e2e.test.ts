@@ -1,12 +1,11 @@
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient, type RedisClient } from '@workspace/platform';
 import { AgentsServiceService } from '@workspace/proto/workspace/agents/v1/agents';
-import { spawnService } from '@workspace/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dueKeys } from '../services/automations/src/adapters/keys.js';
 import { runIdempotencyKey, SCHEDULED_TITLE } from '../services/automations/src/domain/scheduler.js';
 import { testRedis } from './support/backends.js';
+import { killProcesses, replicaKeys, reviveProcesses } from './support/processes.js';
 import { startStack, type ApiUser, type Stack } from './support/stack.js';
 
 /**
@@ -27,29 +26,9 @@ afterAll(async () => {
 });
 
 const DUE = dueKeys();
-const replicas = (name: string) => Object.keys(stack.services).filter((k) => k === name || k.startsWith(`${name}#`));
-
-/** SIGKILL: no shutdown hook runs, the scheduler is cut wherever it is. */
-async function kill(keys: string[]): Promise<void> {
-  await Promise.all(
-    keys.map(async (key) => {
-      const { child } = stack.services[key]!;
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
-      await exited;
-    }),
-  );
-}
-
-/** Starts killed processes again on their ports. */
-async function revive(keys: string[]): Promise<void> {
-  for (const key of keys) {
-    const old = stack.services[key]!;
-    const port = String(old.port);
-    stack.services[key] = await spawnService(old.name, old.entry, { ...old.env, GRPC_PORT: port, PORT: port });
-  }
-}
+const replicas = (name: string) => replicaKeys(stack, name);
+const kill = (keys: string[]) => killProcesses(stack, keys);
+const revive = (keys: string[]) => reviveProcesses(stack, keys);
 
 async function scheduled(u: ApiUser, cron: string): Promise<{ agentId: string; scheduleId: string }> {
   const agent = await u.request('POST', '/v1/agents', { name: 'Exactly once' });

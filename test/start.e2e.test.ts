@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -10,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { mintToken, newUserId } from '@workspace/testkit';
 import { upload } from './support/files.js';
+import { freePort } from './support/private-servers.js';
+import { alive } from './support/processes.js';
 import { request, type ApiUser } from './support/stack.js';
 
 /**
@@ -23,16 +24,6 @@ const dirs: string[] = [];
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Pids of the live (not zombie) processes whose parent is `parent`, with their command lines (Linux: /proc). */
 function childrenOf(parent: number): Map<number, string> {
@@ -50,14 +41,6 @@ function childrenOf(parent: number): Map<number, string> {
   return found;
 }
 
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 describe('npm start', () => {
   it.skipIf(infra.topology === 'scaled')(

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { alive } from './support/processes.js';
 
 /**
  * scripts/supervisor.mjs, driven as `npm start` drives it: a supervisor process (below) keeps
@@ -90,15 +91,6 @@ function supervise(env: Record<string, string> = {}): Run {
   return run;
 }
 
-/** Whether a process exists and is not a zombie (Linux: /proc). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 const logs = (run: Run) => run.events.flatMap((e) => (e.log === undefined ? [] : [e.log]));
 const stopped = (run: Run) => readFileSync(run.marker, 'utf8').trim().split('\n');

@@ -22,7 +22,8 @@ export interface PrivateServer {
   dispose(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
+/** A loopback port nothing listens on now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer().once('error', reject);
     server.listen(0, '127.0.0.1', () => {
