@@ -173,7 +173,9 @@ export async function startService<S extends z.ZodType<ServiceConfig>, D>(
 
   const health = new HealthReporter({ logger, probe: async () => void (await Promise.all(probes.map((p) => p()))) });
   let metricsServer: { port: number; close(): Promise<void> } | undefined;
-  const stop = async () => {
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= stopAll());
+  const stopAll = async () => {
     const order: Step[] = [
       { name: 'readiness', run: () => health.stop() },
       { name: 'grpc', run: () => grpc.drain(config.SHUTDOWN_GRACE_MS) },

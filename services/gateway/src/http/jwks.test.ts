@@ -142,10 +142,17 @@ describe('auth — JWKS windows', () => {
     const a = await signingKey('key-a');
     provider.state.keys = [a.jwk];
     provider.state.status = 500;
-    const verify = createVerifier({ jwksUrl: provider.url });
-    const err = await verify(`Bearer ${await a.sign('alice', Date.now())}`).catch((e: unknown) => e);
+    const clock = { now: Date.now() };
+    const verify = createVerifier({ jwksUrl: provider.url }, () => clock.now);
+    const err = await verify(`Bearer ${await a.sign('alice', clock.now)}`).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'UNAVAILABLE', message: 'the token key set is unavailable; retry later' });
+    // Within a second of the failure the provider is not asked again: the same 503, at once.
     provider.state.status = 200;
-    expect(await verify(`Bearer ${await a.sign('alice', Date.now())}`)).toBe('alice');
+    const fetches = provider.state.fetches;
+    const again = await verify(`Bearer ${await a.sign('bob', clock.now)}`).catch((e: unknown) => e);
+    expect(again).toMatchObject({ code: 'UNAVAILABLE' });
+    expect(provider.state.fetches).toBe(fetches);
+    clock.now += 1_100;
+    expect(await verify(`Bearer ${await a.sign('alice', clock.now)}`)).toBe('alice');
   });
 });

@@ -30,6 +30,9 @@ export function maxAgeOf(cacheControl: string | null): number {
 
 type LocalKeySet = ReturnType<typeof createLocalJWKSet>;
 
+/** After a failed fetch, how long requests are answered 503 at once before the provider is asked again. */
+const FAILURE_BACKOFF_MS = 1_000;
+
 /**
  * A remote JSON Web Key Set, fetched by us rather than by jose's `createRemoteJWKSet` so that
  * both windows are ours to set and to state: a fetched set is trusted until `expiresAt` (so a
@@ -45,6 +48,7 @@ export class RemoteKeySet {
   #keys: LocalKeySet | undefined;
   #expiresAt = 0;
   #fetchedAt = Number.NEGATIVE_INFINITY;
+  #failure: { at: number; error: unknown } | undefined;
   #inFlight: Promise<void> | undefined;
 
   constructor(options: KeySetOptions) {
@@ -61,7 +65,11 @@ export class RemoteKeySet {
 
   /** The key for a token's protected header, in the shape jose's `jwtVerify` takes. */
   readonly getKey = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
-    if (!this.#keys || this.#now() >= this.#expiresAt) await this.#refresh();
+    if (!this.#keys || this.#now() >= this.#expiresAt) {
+      // A provider that just failed is not asked again per request: the same 503, at once.
+      if (this.#failure && this.#now() - this.#failure.at < FAILURE_BACKOFF_MS) throw this.#failure.error;
+      await this.#refresh();
+    }
     try {
       return await this.#keys!(header, token);
     } catch (err) {
@@ -73,7 +81,13 @@ export class RemoteKeySet {
 
   /** One fetch at a time: concurrent callers wait for the same one. */
   async #refresh(): Promise<void> {
-    this.#inFlight ??= this.#fetch().finally(() => (this.#inFlight = undefined));
+    this.#inFlight ??= this.#fetch().then(
+      () => void (this.#failure = undefined),
+      (error: unknown) => {
+        this.#failure = { at: this.#now(), error };
+        throw error;
+      },
+    ).finally(() => (this.#inFlight = undefined));
     await this.#inFlight;
   }
 

@@ -22,8 +22,8 @@ export interface IdempotencyOptions {
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 /** Headers a replay repeats; RateLimit-* and X-Request-Id belong to the repeat itself. */
 const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'cache-control'];
-/** Creation responses are small; a larger one is not kept (a repeat runs again). */
-const MAX_STORED_BYTES = 1024 * 1024;
+/** Creation responses are small (a few KiB); a larger one is not kept (a repeat runs again). */
+const MAX_STORED_BYTES = 64 * 1024;
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -55,8 +55,9 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
       replay(res, settled);
       return;
     }
-    // For services that dedupe by themselves (RouteInput.idempotencyKey): fixed length, any key.
-    res.locals.idempotencyKey = `http:${sha256(key)}`;
+    // For services that dedupe by themselves (RouteInput.idempotencyKey): fixed length, bound to
+    // the request too, so a retry with another body after a 5xx is not answered with the first.
+    res.locals.idempotencyKey = `http:${sha256(`${key}\n${fingerprint}`)}`;
     keepResponse(res, settled, { fingerprint, ttlMs, lockMs, logger: options.logger });
     next();
   };
@@ -139,8 +140,10 @@ function keepResponse(res: Response, lock: IdempotencyLock, o: { fingerprint: st
   }) as Response['end'];
   res.once('close', () => {
     if (!ended) {
+      // The client left before an answer: the call it made may still land. The lock is not
+      // dropped but left to expire (lockMs), so a prompt retry waits for it instead of racing it.
       ended = true;
-      settleWith(lock.drop());
+      clearInterval(heartbeat);
     }
   });
 }
