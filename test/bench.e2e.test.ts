@@ -26,6 +26,7 @@ const SCENARIOS = [
   'list-folder-100',
   'list-10k-files',
   'move-10k',
+  'restore-10k',
   'list-page-1000-of-100k',
 ];
 /** Scenarios measured against a same-run baseline (the stack here has S3 settings, so all of them). */

@@ -23,7 +23,7 @@ export const SCALES = {
     listFiles: 10_000,
     /** list-folder-100: files in the one folder listed. */
     folderFiles: 100,
-    /** move-10k: round trips of the tree (and of one of its folders, the baseline). */
+    /** move-10k and restore-10k: round trips of the tree (and of one of its folders, the baseline). */
     moveRounds: 10,
     /** list-page-1000-of-100k: files of the big tree, and the page size. */
     pageFiles: 100_000,
@@ -103,6 +103,7 @@ export const SCENARIO_NAMES = [
   'list-folder-100',
   'list-10k-files',
   'move-10k',
+  'restore-10k',
   'list-page-1000-of-100k',
 ];
 

@@ -13,7 +13,7 @@ import { failedResult, scenarioResult, writeReport } from './report.mjs';
 import { ensureBucket, listKeys, s3Client } from './s3.mjs';
 import { openTarget } from './target.mjs';
 import { agentGet, agentPatch, agentsList10k } from '../scenarios/agents.mjs';
-import { download256, export1000, list10k, listFolder100, listPage, move10k, upload256, uploadDeep, uploadRssGrowth, uploadSmall } from '../scenarios/files.mjs';
+import { download256, export1000, list10k, listFolder100, listPage, move10k, restore10k, upload256, uploadDeep, uploadRssGrowth, uploadSmall } from '../scenarios/files.mjs';
 
 const SCENARIOS = {
   'agent-get': agentGet,
@@ -28,6 +28,7 @@ const SCENARIOS = {
   'list-folder-100': listFolder100,
   'list-10k-files': list10k,
   'move-10k': move10k,
+  'restore-10k': restore10k,
   'list-page-1000-of-100k': listPage,
 };
 

@@ -36,6 +36,7 @@ export const TARGETS = {
   'list-folder-100': [{ field: 'p50', op: '<=', limit: 5, unit: 'ms' }],
   'list-10k-files': [{ field: 'p50', op: '<=', limit: 50, unit: 'ms' }],
   'move-10k': [{ field: 'p50', op: '<=', limit: 500, unit: 'ms' }],
+  'restore-10k': [{ field: 'p50', op: '<=', limit: 500, unit: 'ms' }],
 };
 
 /** Latency scenarios: a smaller value is better, so their ratio is baseline ÷ value. */

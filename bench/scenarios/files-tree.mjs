@@ -1,8 +1,8 @@
-// The tree scenarios: list-folder-100, list-10k-files, move-10k. The 10k tree is seeded once
+// The tree scenarios: list-folder-100, list-10k-files, move-10k, restore-10k. The 10k tree is seeded once
 // (one folder uploaded, copies of it) and shared, with list-page-1000-of-100k too.
 import { performance } from 'node:perf_hooks';
 import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
-import { median, pool, quantile } from '../lib/http.mjs';
+import { expectStatus, median, pool, quantile } from '../lib/http.mjs';
 import { putBuffer, timedList } from '../lib/s3.mjs';
 import { distinctContents, fileNames, seedTree, treeOp, uploadMany } from '../lib/seed.mjs';
 import { addCpu, fmt, getJson, measuredLoop, q, stackPids, timedLoop } from './files-shared.mjs';
@@ -169,5 +169,46 @@ export async function move10k(ctx) {
       `POST /v1/agent/files/move of a folder of ${tree.files} files in ${tree.dirs} folders, back and forth, ${big.length} moves: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ` +
       `${cpuPer(cpu, big.length, 'move')} (Redis's own not counted: the index works there). Baseline: moving one of its folders (${tree.perDir} files) the same way, alternated: ` +
       `p50 ${fmt(median(small))} ms, p99 ${fmt(quantile(small, 0.99))} ms over ${small.length} (ratio ≈ 1 would be a move independent of the tree's size)`,
+  };
+}
+
+/** Deletes `path` recursively, then restores it from the trash in one call; checks the count. */
+async function deleteAndRestore(user, path, files) {
+  expectStatus(await user.call('DELETE', `/v1/agent/files?path=${q(path)}&recursive=true`), 200, `delete ${path}`);
+  const res = expectStatus(await user.call('POST', '/v1/agent/files/restore', { path, recursive: true }), 200, `restore ${path}`);
+  if (res.body?.restored !== files) throw new Error(`restore ${path}: ${res.body?.restored} files restored (want ${files})`);
+  return res.ms;
+}
+
+export async function restore10k(ctx) {
+  const { scale } = ctx;
+  const tree = await tree10k(ctx);
+  const { user, root } = tree;
+  const folder = `${root}/${tree.unitName(0)}`;
+  // Unmeasured first round, checked: every file is back.
+  await deleteAndRestore(user, root, tree.files);
+  const { body } = await getJson(`${ctx.target.url}/v1/agent/files?path=${q(root)}&recursive=true&includeStats=false`, user);
+  if (body.entries?.length !== tree.files + tree.dirs) throw new Error(`after a restore: ${body.entries?.length} entries (want ${tree.files + tree.dirs})`);
+  const big = [];
+  const small = [];
+  const cpu = {};
+  const started = performance.now();
+  // The 10k tree and one of its folders alternate, so drift on a shared machine hits both.
+  for (let r = 0; r < scale.moveRounds && !(r > 0 && (performance.now() - started) / 1000 >= 2 * MAX_SECONDS); r++) {
+    const meter = cpuMeter(stackPids(ctx));
+    big.push(await deleteAndRestore(user, root, tree.files));
+    addCpu(cpu, meter());
+    small.push(await deleteAndRestore(user, folder, tree.perDir));
+  }
+  return {
+    value: median(big),
+    unit: 'ms',
+    baseline: median(small),
+    p50: median(big),
+    p99: quantile(big, 0.99),
+    notes:
+      `POST /v1/agent/files/restore {recursive: true} of a folder of ${tree.files} files in ${tree.dirs} folders just deleted (DELETE recursive=true, not measured), ` +
+      `${big.length} rounds: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ${cpuPer(cpu, big.length, 'round')} (delete and restore; Redis's own not counted). ` +
+      `Baseline: the same for one of its folders (${tree.perDir} files), alternated: p50 ${fmt(median(small))} ms over ${small.length}`,
   };
 }

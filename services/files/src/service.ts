@@ -8,6 +8,7 @@ import { Sweeper } from './adapters/sweeper.js';
 import { Changes } from './domain/changes.js';
 import { Cursors } from './domain/cursors.js';
 import { Knowledge } from './domain/knowledge.js';
+import { Revisions } from './domain/revisions.js';
 import { MAX_PARTS, Uploads } from './domain/uploads.js';
 import { Workspace } from './domain/workspace.js';
 import { configSchema } from './config.js';
@@ -20,6 +21,11 @@ import { filesHandlers } from './grpc/files.handlers.js';
  */
 export function consumerGroup(bucket: string): string {
   return `files-${bucket.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+/** FILE_REVISION_DAYS in milliseconds (at least one). */
+export function retentionMsOf(days: number): number {
+  return Math.max(1, Math.round(days * 24 * 3600 * 1000));
 }
 
 /** The smallest part size, in whole MiB and at least `preferred`, that fits `maxBytes` in 10,000 parts. */
@@ -47,7 +53,7 @@ export const filesService = defineService({
     });
     const blobs = new MinioBlobStore({ client, bucket: s3.bucket });
     const keys = new IndexKeys(s3.bucket);
-    const rawIndex = new RedisFileIndex({ redis, keys, outbox: ctx.events.outbox });
+    const rawIndex = new RedisFileIndex({ redis, keys, outbox: ctx.events.outbox, keepRevisions: config.FILE_REVISIONS, retentionMs: retentionMsOf(config.FILE_REVISION_DAYS) });
     const index = withUnavailableErrors(rawIndex, 'Redis');
     await migrateOldLayout({ redis, index: rawIndex, blobs, logger });
     const cursors = new Cursors(await rawIndex.cursorKey());
@@ -55,11 +61,11 @@ export const filesService = defineService({
     ctx.onStop('changes log', () => log.close());
     const workspace = new Workspace({ index, blobs, cursors, maxReadBytes: config.MAX_READ_BYTES });
     const partSize = partSizeFor(config.MAX_UPLOAD_BYTES, config.S3_PART_SIZE);
-    const uploads = new Uploads({ index, blobs, logger, maxUploadBytes: config.MAX_UPLOAD_BYTES, partSize, pendingMs: config.UPLOAD_PENDING_MS });
+    const uploads = new Uploads({ index, blobs, logger, maxUploadBytes: config.MAX_UPLOAD_BYTES, partSize, pendingMs: config.UPLOAD_PENDING_MS, quotaBytes: config.FILE_QUOTA_BYTES });
     const knowledge = new Knowledge({ index });
     const changes = new Changes({ log: withUnavailableErrors(log, 'Redis'), cursors });
     const removedObjects = metrics.counter('files_objects_reclaimed_total', 'Objects deleted by the sweeper (unreferenced bytes, expired uploads)', []);
-    ctx.background('sweeper', new Sweeper({ redis, index: rawIndex, blobs, logger, intervalMs: config.FILE_SWEEP_INTERVAL_MS, graceMs: config.FILE_GC_GRACE_MS, onRemoved: (n) => removedObjects.inc({}, n) }));
+    ctx.background('sweeper', new Sweeper({ redis, index: rawIndex, blobs, logger, intervalMs: config.FILE_SWEEP_INTERVAL_MS, graceMs: config.FILE_GC_GRACE_MS, retentionMs: retentionMsOf(config.FILE_REVISION_DAYS), onRemoved: (n) => removedObjects.inc({}, n) }));
     ctx.consume(
       {
         'agent.deleted': async ({ data }) => {
@@ -69,6 +75,6 @@ export const filesService = defineService({
       },
       consumerGroup(s3.bucket),
     );
-    ctx.serve(FilesServiceService, filesHandlers({ workspace, uploads, knowledge, changes, blobs }));
+    ctx.serve(FilesServiceService, filesHandlers({ workspace, uploads, knowledge, changes, blobs, revisions: new Revisions({ index }) }));
   },
 });

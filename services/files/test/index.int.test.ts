@@ -116,28 +116,32 @@ describe('files index', () => {
   });
 
   it('index — pins keep bytes alive after the file goes; the sweeper removes only what nothing references', async () => {
-    const u = files.user();
-    const agent = `agt_${'a'.repeat(32)}`;
-    await put(files, u, '/files/k.md', 'knowledge');
-    const [pinned] = await files.knowledge.pin(u, agent, ['/files/k.md']);
-    expect(pinned).toMatchObject({ path: '/files/k.md', size: 9, sha256: sha('knowledge'), mimeType: 'text/markdown' });
-    await put(files, u, '/files/k.md', 'changed', true);
-    await put(files, u, '/files/tmp.txt', 'temporary');
-    await files.workspace.delete(u, '/files/tmp.txt', false);
-    await files.sweeper.sweep();
-    const keysOf = async () => {
-      const out = new Set<string>();
-      for (const e of (await files.redis.hvals(`${files.index.keys.prefix(u)}e`))) out.add(e.split('|')[3]!);
-      for (const k of Object.values(await files.index.pinnedKnowledge(u, agent))) out.add(k);
-      return out;
-    };
-    const mine = (await files.objects()).filter((k) => k.includes(`/${createHash('sha256').update(u).digest('hex')}/`));
-    expect(new Set(mine)).toEqual(await keysOf());
-    expect(mine).toHaveLength(2);
-    await files.knowledge.removeAgent(u, agent);
-    await expect(files.knowledge.pin(u, agent, ['/files/k.md'])).rejects.toMatchObject({ code: 'AGENT_NOT_FOUND' });
-    await files.sweeper.sweep();
-    expect((await files.objects()).filter((k) => mine.includes(k))).toHaveLength(1);
+    // One record per path: the old content of an overwritten file is then kept by its pin alone.
+    const one = await realFiles({ keepRevisions: 1 });
+    try {
+      const u = one.user();
+      const agent = `agt_${'a'.repeat(32)}`;
+      await put(one, u, '/files/k.md', 'knowledge');
+      const [pinned] = await one.knowledge.pin(u, agent, ['/files/k.md']);
+      expect(pinned).toMatchObject({ path: '/files/k.md', size: 9, sha256: sha('knowledge'), mimeType: 'text/markdown' });
+      await put(one, u, '/files/k.md', 'changed', true);
+      await put(one, u, '/files/tmp.txt', 'temporary');
+      await one.workspace.delete(u, '/files/tmp.txt', false);
+      await one.sweeper.sweep();
+      const referenced = async () => new Set(await one.redis.hkeys(`${one.index.keys.prefix(u)}refs`));
+      const mine = await one.objects();
+      // The pinned old content, the current file, and the deleted file (in the trash).
+      expect(mine).toHaveLength(3);
+      expect(new Set(mine)).toEqual(await referenced());
+      await one.knowledge.removeAgent(u, agent);
+      await expect(one.knowledge.pin(u, agent, ['/files/k.md'])).rejects.toMatchObject({ code: 'AGENT_NOT_FOUND' });
+      await one.sweeper.sweep();
+      expect(await one.objects()).toHaveLength(2);
+      expect(new Set(await one.objects())).toEqual(await referenced());
+      expect((await one.workspace.read(u, '/files/k.md')).content.toString()).toBe('changed');
+    } finally {
+      await one.close();
+    }
   });
 
   it('index — an upload never committed is dropped by the sweeper once it expires', async () => {

@@ -37,10 +37,13 @@ describe('files migration', () => {
     expect(read.content.toString()).toBe('bb');
     expect(await files.workspace.stat(u, '/files/notes.md')).toMatchObject({ size: 7, sha256: sha('# notes') });
     expect(Object.keys(await files.index.pinnedKnowledge(u, agent))).toEqual([sha('kn')]);
-    // Overwriting an imported file leaves its old bytes to the sweeper, like any other.
+    // An imported file has a history like any other: overwriting it keeps its old bytes as a revision.
+    const imported = (await files.revisions.list(u, '/files/notes.md')).revisions;
+    expect(imported).toMatchObject([{ deleted: false, size: 7, sha256: sha('# notes') }]);
     await files.uploads.writeFile(u, '/files/notes.md', Buffer.from('new'), true);
     await files.sweeper.sweep();
-    expect(await files.objects()).not.toContain(`ws/${tenant}/notes.md`);
+    expect(await files.objects()).toContain(`ws/${tenant}/notes.md`);
+    expect((await files.workspace.read(u, '/files/notes.md', imported[0]!.revision)).content.toString()).toBe('# notes');
     // A second start finds the bucket imported and changes nothing.
     await migrateOldLayout({ redis: files.redis, index: files.index, blobs: files.blobs, logger });
     expect((await files.workspace.read(u, '/files/notes.md')).content.toString()).toBe('new');

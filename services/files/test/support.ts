@@ -9,13 +9,14 @@ import { Sweeper } from '../src/adapters/sweeper.js';
 import { Changes } from '../src/domain/changes.js';
 import { Cursors } from '../src/domain/cursors.js';
 import { Knowledge } from '../src/domain/knowledge.js';
+import { Revisions } from '../src/domain/revisions.js';
 import { Uploads } from '../src/domain/uploads.js';
 import { Workspace } from '../src/domain/workspace.js';
 
 export const MiB = 1024 * 1024;
 
 /** The files domain on the tests' real S3 store (a fresh bucket) and Redis, as the service wires it. */
-export async function realFiles(options: { maxReadBytes?: number; pendingMs?: number; graceMs?: number } = {}) {
+export async function realFiles(options: { maxReadBytes?: number; pendingMs?: number; graceMs?: number; keepRevisions?: number; retentionMs?: number; quotaBytes?: number; clock?: () => number } = {}) {
   const { s3: endpoint, redisUrl } = inject('infra');
   const bucket = `int-${randomBytes(8).toString('hex')}`;
   const client = createS3Client({ ...endpoint, bucket });
@@ -25,7 +26,12 @@ export async function realFiles(options: { maxReadBytes?: number; pendingMs?: nu
   const logger = createLogger('files-test', 'silent');
   const keys = new IndexKeys(bucket);
   const outbox = new RedisOutbox({ redis, namespace: `files-test-${bucket}` });
-  const index = new RedisFileIndex({ redis, keys, outbox });
+  const tuning = {
+    ...(options.keepRevisions !== undefined && { keepRevisions: options.keepRevisions }),
+    ...(options.retentionMs !== undefined && { retentionMs: options.retentionMs }),
+    ...(options.clock && { clock: options.clock }),
+  };
+  const index = new RedisFileIndex({ redis, keys, outbox, ...tuning });
   const cursors = new Cursors(randomBytes(32));
   const log = new RedisChangesLog({ redis, keys });
   return {
@@ -36,10 +42,20 @@ export async function realFiles(options: { maxReadBytes?: number; pendingMs?: nu
     index,
     outbox,
     workspace: new Workspace({ index, blobs, cursors, maxReadBytes: options.maxReadBytes ?? 10 * MiB }),
-    uploads: new Uploads({ index, blobs, logger, maxUploadBytes: 64 * MiB, partSize: 5 * MiB, pendingMs: options.pendingMs ?? 60_000 }),
+    uploads: new Uploads({ index, blobs, logger, maxUploadBytes: 64 * MiB, partSize: 5 * MiB, pendingMs: options.pendingMs ?? 60_000, quotaBytes: options.quotaBytes ?? 0 }),
     knowledge: new Knowledge({ index }),
+    revisions: new Revisions({ index }),
     changes: new Changes({ log, cursors }),
-    sweeper: new Sweeper({ redis, index, blobs, logger, intervalMs: 1_000, graceMs: options.graceMs ?? 0 }),
+    sweeper: new Sweeper({
+      redis,
+      index,
+      blobs,
+      logger,
+      intervalMs: 1_000,
+      graceMs: options.graceMs ?? 0,
+      ...(options.retentionMs !== undefined && { retentionMs: options.retentionMs }),
+      ...(options.clock && { clock: options.clock }),
+    }),
     user: newUserId,
     /** Every object key in the bucket. */
     objects: async () => {

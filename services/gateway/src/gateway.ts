@@ -44,7 +44,7 @@ export async function startGateway(options: GatewayOptions) {
   const clients = {
     projects: client(ProjectsServiceService, 'projects', ['ensureHome', 'listProjects', 'getProject']),
     agents: client(AgentsServiceService, 'agents', ['getAgent', 'listAgents', 'listVersions', 'listChats', 'getChat']),
-    files: client(FilesServiceService, 'files', ['listFiles', 'statFile', 'readFile', 'openDownload', 'getChangesCursor', 'getChanges', 'listExport']),
+    files: client(FilesServiceService, 'files', ['listFiles', 'statFile', 'readFile', 'openDownload', 'getChangesCursor', 'getChanges', 'listExport', 'listRevisions', 'listTrash']),
     ...(options.addresses.automations && {
       automations: createClient(AutomationsServiceService, {
         serviceName: 'automations',

@@ -23,7 +23,7 @@ export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;
 }
 
-type NotFoundKind = 'project' | 'agent' | 'file' | 'chat' | 'schedule' | 'trigger';
+type NotFoundKind = 'project' | 'agent' | 'file' | 'chat' | 'schedule' | 'trigger' | 'revision';
 
 const NOT_FOUND_CODES = {
   project: 'PROJECT_NOT_FOUND',
@@ -32,6 +32,7 @@ const NOT_FOUND_CODES = {
   chat: 'CHAT_NOT_FOUND',
   schedule: 'SCHEDULE_NOT_FOUND',
   trigger: 'TRIGGER_NOT_FOUND',
+  revision: 'REVISION_NOT_FOUND',
 } as const satisfies Record<NotFoundKind, ErrorCode>;
 
 /** Factories: one place that words each error, so services never invent their own. */

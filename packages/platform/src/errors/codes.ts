@@ -17,6 +17,7 @@ export const ERROR_TABLE = {
   CHAT_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
   SCHEDULE_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
   TRIGGER_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
+  REVISION_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
   ROUTE_NOT_FOUND: { grpc: GrpcStatus.UNIMPLEMENTED, http: 404 },
   METHOD_NOT_ALLOWED: { grpc: GrpcStatus.UNIMPLEMENTED, http: 405 },
   STALE_AGENT_CONFIG: { grpc: GrpcStatus.ABORTED, http: 409 },

@@ -9,23 +9,53 @@
  *                       ZRANGEBYLEX that carries the entries ("\0" sorts before any path byte)
  *   P c:<dir>    ZSET   what is directly in <dir>, the same way by name ("name", "name\0entry");
  *                       a directory exists while its set does
- *   P refs       HASH   object key → how many entries and pins reference it
+ *   P refs       HASH   object key → how many entries, records and pins reference it
+ *   P sz         HASH   object key → its bytes, while referenced
+ *   P used       STRING bytes of every referenced object, each once (CONTRACT §14's byte quota)
  *   P gc         ZSET   object key → when nothing referenced it any more (the sweeper's work)
  *   P log        STREAM the user's changes (CONTRACT §10), trimmed to what must be kept
  *   P up / upx   HASH / ZSET   uploads in flight: id → record, id → expiry
  *   P kn:<agent> HASH   sha256 → object key: an Agent's pinned knowledge
  *   P knx        SET    Agents whose knowledge was removed (a late pin must not bring it back)
+ *   P h:<path>   LIST   the path's history (CONTRACT §11), newest first, at most KEEP_REVS
+ *                       records "revision|deleted|mtimeMs|size|sha256|objectKey|recordedAt|last":
+ *                       every write onto the path (commit, overwrite, copy or move onto it,
+ *                       restore) pushes its content; a delete pushes a deletion (deleted = 1,
+ *                       recordedAt = when) that carries the last content (its fields, and its
+ *                       revision as `last`), so a trashed file stays restorable on its own. The file at
+ *                       a path, when there is one, is its newest record. The mime type follows
+ *                       the path's name, so records do not carry it. Every record holds a
+ *                       reference to its object.
+ *   P hx         ZSET   every path with a history, score 0 (lex ranges: a folder's histories)
+ *   P ho         ZSET   path → a time before which its oldest record cannot have stopped being
+ *                       current: the retention by age (FILE_REVISION_DAYS, RETAIN) looks at a
+ *                       path once its score is a retention period old
+ *   P t          ZSET   the trash, score 0: paths whose newest record is a deletion and that
+ *                       hold no file
  *
- * Every script gets ARGV[1..4] = P, now (ms), changes to keep, ms of changes to keep; its own
+ * The scripts of revisions, the trash, restores, purges, retention and usage are in
+ * revisions.lua.ts, on the same prelude.
+ *
+ * Every script gets ARGV[1..6] = P, now (ms), changes to keep, ms of changes to keep, records
+ * to keep per path, a fresh revision id prefix (nextRev() appends a counter); its own
  * arguments follow. KEYS[1] = P e (routes the call), KEYS[2] = the user's outbox list.
  */
-const PRELUDE = `
+export const PRELUDE = `
 local P = ARGV[1]
 local NOW = tonumber(ARGV[2])
 local KEEP_COUNT = tonumber(ARGV[3])
 local KEEP_MS = tonumber(ARGV[4])
+local KEEP_REVS = tonumber(ARGV[5])
 local E, Z, R, G, L = P .. 'e', P .. 'z', P .. 'refs', P .. 'gc', P .. 'log'
+local SZ, U = P .. 'sz', P .. 'used'
+local T, HX, HO = P .. 't', P .. 'hx', P .. 'ho'
 local ROOT = '/files'
+
+local revCount = 0
+local function nextRev()
+  revCount = revCount + 1
+  return ARGV[6] .. string.format('%08x', revCount)
+end
 
 local function split(p)
   return p:match('^(.*)/([^/]*)$')
@@ -118,15 +148,33 @@ local function store(p, old, v)
   end
 end
 
-local function ref(key)
-  redis.call('HINCRBY', R, key, 1)
-  redis.call('ZREM', G, key)
+-- A reference to an object of \`size\` bytes. Only an object nothing referenced can be queued as
+-- garbage; its bytes count towards the user's usage once, however many references it has.
+local function ref(key, size)
+  if redis.call('HINCRBY', R, key, 1) == 1 then
+    redis.call('ZREM', G, key)
+    if size then
+      redis.call('HSET', SZ, key, size)
+      redis.call('INCRBY', U, size)
+    end
+  end
 end
-local function unref(key)
+-- An object nothing references any more is queued as garbage, due after the grace period
+-- (at = NOW), or at once (at = 0) when it must go for good (a permanent delete).
+local function unref(key, at)
   if redis.call('HINCRBY', R, key, -1) <= 0 then
     redis.call('HDEL', R, key)
-    redis.call('ZADD', G, NOW, key)
+    redis.call('ZADD', G, at or NOW, key)
+    local size = redis.call('HGET', SZ, key)
+    if size then
+      redis.call('HDEL', SZ, key)
+      redis.call('DECRBY', U, size)
+    end
   end
+end
+-- The bytes the user's objects take, each once.
+local function used()
+  return tonumber(redis.call('GET', U) or '0')
 end
 
 -- Appends a change; history older than KEEP_MS is trimmed, but never below KEEP_COUNT changes.
@@ -150,16 +198,87 @@ local function emit(template, t, subject, data)
   event.data = data
   redis.call('RPUSH', KEYS[2], cjson.encode(event))
 end
+
+local function history(p)
+  return P .. 'h:' .. p
+end
+-- An entry's fields: size, mtime, sha256, key, revision.
+local function entryOf(v)
+  return v:match('^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+end
+-- A record's fields: revision, deleted ('0'|'1'), mtime, size, sha256, key, recordedAt, last.
+local function recordOf(r)
+  return r:match('^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+end
+local function contentRecord(v)
+  local size, mtime, sha, key, rev = entryOf(v)
+  return rev .. '|0|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOW .. '|'
+end
+
+-- Pushes a record onto p's history with a reference to its bytes; records beyond KEEP_REVS go,
+-- releasing theirs.
+local function push(p, r)
+  local h = history(p)
+  local n = redis.call('LPUSH', h, r)
+  if n == 1 then
+    redis.call('ZADD', HX, 0, p)
+    redis.call('ZADD', HO, 'NX', NOW, p)
+  end
+  ref(field(r, 6), field(r, 4))
+  while n > KEEP_REVS do
+    unref(field(redis.call('RPOP', h), 6))
+    n = n - 1
+  end
+end
+
+-- The file at p (entry v) as its history's newest record: files written before histories
+-- existed get theirs at their first change.
+local function adopt(p, v)
+  local top = redis.call('LINDEX', history(p), 0)
+  if not top or top:match('^([^|]*)|') ~= field(v, 5) then push(p, contentRecord(v)) end
+end
+
+-- Records a write of entry v at p (replacing old, if any): a revision, and p leaves the trash.
+local function written(p, old, v)
+  if old then adopt(p, old) end
+  push(p, contentRecord(v))
+  redis.call('ZREM', T, p)
+end
+
+-- Records the deletion of the file at p (entry v): a deletion that carries the last content,
+-- and p enters the trash.
+local function trashed(p, v)
+  adopt(p, v)
+  local size, mtime, sha, key, rev = entryOf(v)
+  push(p, nextRev() .. '|1|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOW .. '|' .. rev)
+  redis.call('ZADD', T, 0, p)
+end
+
+-- The content of revision \`want\` of p as an entry (size|mtime|sha256|key|revision), or nil: a
+-- content record, the last content a deletion carries, or the file there (written before
+-- histories existed). A deletion's own revision has no content.
+local function revisionAt(p, want)
+  for _, r in ipairs(redis.call('LRANGE', history(p), 0, -1)) do
+    local rev, deleted, mtime, size, sha, key, _, last = recordOf(r)
+    if (deleted == '0' and rev == want) or (deleted == '1' and last == want) then
+      return size .. '|' .. mtime .. '|' .. sha .. '|' .. key .. '|' .. want
+    end
+  end
+  local v = redis.call('HGET', E, p)
+  if v and field(v, 5) == want then return v end
+  return nil
+end
 `;
 
 /**
- * Commits a file (an upload, a written file): ARGV[5] path, [6] mode, [7] the uuid path to use
- * when the name is taken and mode is uuid, [8] the entry, [9] the upload id ('' for none),
- * [10] event template, [11] user id.
- * → {'OK', path, 'created'|'updated'} or {code, path, why}.
+ * Commits a file (an upload, a written file): ARGV[7] path, [8] mode, [9] the uuid path to use
+ * when the name is taken and mode is uuid, [10] the entry, [11] the upload id ('' for none),
+ * [12] event template, [13] user id, [14] the byte quota (0: none). Its bytes are new, so they
+ * add their size to the usage: refused when that would pass the quota.
+ * → {'OK', path, 'created'|'updated'} or {code, path, why} or {'QUOTA_EXCEEDED', used, quota}.
  */
 export const COMMIT = `${PRELUDE}
-local path, mode, v, upload = ARGV[5], ARGV[6], ARGV[8], ARGV[9]
+local path, mode, v, upload = ARGV[7], ARGV[8], ARGV[10], ARGV[11]
 if upload ~= '' and redis.call('HEXISTS', P .. 'up', upload) == 0 then return { 'UPLOAD_GONE', path } end
 local above = fileAbove(path)
 if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
@@ -167,33 +286,37 @@ local old = redis.call('HGET', E, path)
 local dir = (not old) and isdir(path)
 if old or dir then
   if mode == 'uuid' then
-    if ARGV[7] == '' then return { 'INVALID_PATH', path, 'the name is too long to add a unique suffix' } end
-    path, old = ARGV[7], nil
+    if ARGV[9] == '' then return { 'INVALID_PATH', path, 'the name is too long to add a unique suffix' } end
+    path, old = ARGV[9], nil
   elseif dir then
     return { 'PATH_CONFLICT', path, 'a directory exists at this path' }
   elseif mode == 'error' then
     return { 'FILE_EXISTS', path }
   end
 end
+local quota = tonumber(ARGV[14])
+if quota > 0 and used() + tonumber(field(v, 1)) > quota then return { 'QUOTA_EXCEEDED', tostring(used()), ARGV[14] } end
 if upload ~= '' then
   redis.call('HDEL', P .. 'up', upload)
   redis.call('ZREM', P .. 'upx', upload)
 end
 if old then unref(field(old, 4)) end
+written(path, old, v)
 store(path, old, v)
-ref(field(v, 4))
+ref(field(v, 4), field(v, 1))
 local t = old and 'updated' or 'created'
 log(t, 'file', path, nil, v)
-emit(ARGV[10], 'file.' .. t, path, { userId = ARGV[11], path = path, kind = 'file', size = tonumber(field(v, 1)), sha256 = field(v, 3) })
+emit(ARGV[12], 'file.' .. t, path, { userId = ARGV[13], path = path, kind = 'file', size = tonumber(field(v, 1)), sha256 = field(v, 3) })
 return { 'OK', path, t }
 `;
 
 /**
  * The checks of a commit without the commit (an upload refused before its bytes are sent):
- * ARGV[5] path, [6] mode. → {'OK', 'free'|'file'|'directory'} or {code, path, why}.
+ * ARGV[7] path, [8] mode, [9] the byte quota (0: none; a full quota takes no upload).
+ * → {'OK', 'free'|'file'|'directory'} or {code, path, why} or {'QUOTA_EXCEEDED', used, quota}.
  */
 export const PRECHECK = `${PRELUDE}
-local path, mode = ARGV[5], ARGV[6]
+local path, mode = ARGV[7], ARGV[8]
 local above = fileAbove(path)
 if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
 local file = redis.call('HEXISTS', E, path) == 1
@@ -202,22 +325,25 @@ if (file or dir) and mode ~= 'uuid' then
   if dir then return { 'PATH_CONFLICT', path, 'a directory exists at this path' } end
   if mode == 'error' then return { 'FILE_EXISTS', path } end
 end
+local quota = tonumber(ARGV[9])
+if quota > 0 and used() >= quota then return { 'QUOTA_EXCEEDED', tostring(used()), ARGV[9] } end
 return { 'OK', file and 'file' or (dir and 'directory' or 'free') }
 `;
 
 /**
- * Deletes a file, or a directory with all below it: ARGV[5] path, [6] '1' for recursive,
- * [7] event template, [8] user id. → {'OK', kind, files removed} or {code, path}.
+ * Deletes a file, or a directory with all below it: ARGV[7] path, [8] '1' for recursive,
+ * [9] event template, [10] user id. → {'OK', kind, files removed} or {code, path}.
  */
 export const DELETE = `${PRELUDE}
-local path, recursive = ARGV[5], ARGV[6] == '1'
+local path, recursive = ARGV[7], ARGV[8] == '1'
 local old = redis.call('HGET', E, path)
 if old then
   redis.call('HDEL', E, path)
   detach(path, old)
   unref(field(old, 4))
+  trashed(path, old)
   log('deleted', 'file', path)
-  emit(ARGV[7], 'file.deleted', path, { userId = ARGV[8], path = path, kind = 'file' })
+  emit(ARGV[9], 'file.deleted', path, { userId = ARGV[10], path = path, kind = 'file' })
   return { 'OK', 'file', 1 }
 end
 if not isdir(path) then return { 'FILE_NOT_FOUND', path } end
@@ -229,6 +355,7 @@ for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, lo, hi)) do
   if v then
     redis.call('HDEL', E, p)
     unref(field(v, 4))
+    trashed(p, v)
     removed = removed + 1
   else
     redis.call('DEL', children(p))
@@ -238,18 +365,18 @@ redis.call('ZREMRANGEBYLEX', Z, lo, hi)
 redis.call('DEL', children(path))
 detach(path, nil)
 log('deleted', 'directory', path)
-emit(ARGV[7], 'file.deleted', path, { userId = ARGV[8], path = path, kind = 'directory' })
+emit(ARGV[9], 'file.deleted', path, { userId = ARGV[10], path = path, kind = 'directory' })
 return { 'OK', 'directory', removed }
 `;
 
 /**
- * Moves or copies a file or a directory: ARGV[5] from, [6] to, [7] mode, [8] the uuid path,
- * [9] 'move'|'copy', [10] event template, [11] user id, [12] revision id prefix (copies get
- * new revisions). The caller has checked that `to` is neither `from` nor below it.
+ * Moves or copies a file or a directory: ARGV[7] from, [8] to, [9] mode, [10] the uuid path,
+ * [11] 'move'|'copy', [12] event template, [13] user id. Copies get new revisions; every
+ * file landing on a path is a write there (its history). The caller has checked that `to` is neither `from` nor below it.
  * → {'OK', to, kind} or {code, path, why}.
  */
 export const MOVE = `${PRELUDE}
-local from, to, mode, op, revs = ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[12]
+local from, to, mode, op = ARGV[7], ARGV[8], ARGV[9], ARGV[11]
 local src = redis.call('HGET', E, from)
 if not src and not isdir(from) then return { 'FILE_NOT_FOUND', from } end
 local above = fileAbove(to)
@@ -263,14 +390,9 @@ elseif dstDir then
 elseif dst then
   if mode == 'error' then return { 'FILE_EXISTS', to } end
   if mode == 'uuid' then
-    if ARGV[8] == '' then return { 'INVALID_PATH', to, 'the name is too long to add a unique suffix' } end
-    to, dst = ARGV[8], nil
+    if ARGV[10] == '' then return { 'INVALID_PATH', to, 'the name is too long to add a unique suffix' } end
+    to, dst = ARGV[10], nil
   end
-end
-local n = 0
-local function nextRev()
-  n = n + 1
-  return revs .. string.format('%08x', n)
 end
 local kind = src and 'file' or 'directory'
 if src then
@@ -279,9 +401,10 @@ if src then
     redis.call('HDEL', E, from)
     detach(from, src)
   else
-    ref(field(src, 4))
+    ref(field(src, 4), field(src, 1))
   end
   if dst then unref(field(dst, 4)) end
+  written(to, dst, v)
   store(to, dst, v)
 else
   local lo, hi = '[' .. from .. '/', '(' .. from .. '0'
@@ -294,6 +417,7 @@ else
       if v then
         redis.call('HDEL', E, p)
         redis.call('HSET', E, target, v)
+        written(target, nil, v)
       else
         redis.call('RENAME', children(p), children(target))
       end
@@ -309,9 +433,10 @@ else
       local target = to .. p:sub(cut)
       local parent, name = split(target)
       if v then
-        ref(field(v, 4))
+        ref(field(v, 4), field(v, 1))
         v = withRev(v, NOW, nextRev())
         redis.call('HSET', E, target, v)
+        written(target, nil, v)
       end
       redis.call('ZADD', Z, 0, member(target, v))
       redis.call('ZADD', children(parent), 0, member(name, v))
@@ -322,23 +447,23 @@ end
 local v = src and redis.call('HGET', E, to) or nil
 if op == 'move' then
   log('moved', kind, to, from, v)
-  emit(ARGV[10], 'file.moved', to, { userId = ARGV[11], from = from, path = to, kind = kind })
+  emit(ARGV[12], 'file.moved', to, { userId = ARGV[13], from = from, path = to, kind = kind })
 else
   log('created', kind, to, nil, v)
-  local data = { userId = ARGV[11], path = to, kind = kind }
+  local data = { userId = ARGV[13], path = to, kind = kind }
   if v then data.size = tonumber(field(v, 1)); data.sha256 = field(v, 3) end
-  emit(ARGV[10], 'file.created', to, data)
+  emit(ARGV[12], 'file.created', to, data)
 end
 return { 'OK', to, kind }
 `;
 
 /**
- * Files by path (read only): ARGV[5…] paths. → for each: the entry, 'D' for a directory, '' for
+ * Files by path (read only): ARGV[7…] paths. → for each: the entry, 'D' for a directory, '' for
  * nothing.
  */
 export const STAT = `${PRELUDE}
 local out = {}
-for i = 5, #ARGV do
+for i = 7, #ARGV do
   local v = redis.call('HGET', E, ARGV[i])
   out[#out + 1] = v or (isdir(ARGV[i]) and 'D' or '')
 end
@@ -346,28 +471,28 @@ return out
 `;
 
 /**
- * Pins files as an Agent's knowledge: ARGV[5] agent id, [6…] paths. → {'OK', entry…} or
+ * Pins files as an Agent's knowledge: ARGV[7] agent id, [8…] paths. → {'OK', entry…} or
  * {code, index} (1-based) or {'AGENT_REMOVED'}.
  */
 export const PIN = `${PRELUDE}
-local agent = ARGV[5]
+local agent = ARGV[7]
 if redis.call('SISMEMBER', P .. 'knx', agent) == 1 then return { 'AGENT_REMOVED' } end
 local out = { 'OK' }
-for i = 6, #ARGV do
+for i = 8, #ARGV do
   local v = redis.call('HGET', E, ARGV[i])
-  if not v then return { isdir(ARGV[i]) and 'IS_A_DIRECTORY' or 'FILE_NOT_FOUND', tostring(i - 5) } end
+  if not v then return { isdir(ARGV[i]) and 'IS_A_DIRECTORY' or 'FILE_NOT_FOUND', tostring(i - 7) } end
   out[#out + 1] = v
 end
 for i = 2, #out do
   local sha, key = field(out[i], 3), field(out[i], 4)
-  if redis.call('HSETNX', P .. 'kn:' .. agent, sha, key) == 1 then ref(key) end
+  if redis.call('HSETNX', P .. 'kn:' .. agent, sha, key) == 1 then ref(key, field(out[i], 1)) end
 end
 return out
 `;
 
-/** Removes an Agent's knowledge for good: ARGV[5] agent id. → how many pins went. */
+/** Removes an Agent's knowledge for good: ARGV[7] agent id. → how many pins went. */
 export const UNPIN_AGENT = `${PRELUDE}
-local agent = ARGV[5]
+local agent = ARGV[7]
 redis.call('SADD', P .. 'knx', agent)
 local pins = redis.call('HGETALL', P .. 'kn:' .. agent)
 for i = 2, #pins, 2 do unref(pins[i]) end
@@ -377,44 +502,45 @@ return #pins / 2
 
 /**
  * Imports one file of the old layout, unless its path is taken or blocked (idempotent):
- * ARGV[5] path, [6] entry. → 1 when imported.
+ * ARGV[7] path, [8] entry. → 1 when imported.
  */
 export const IMPORT = `${PRELUDE}
-local path, v = ARGV[5], ARGV[6]
+local path, v = ARGV[7], ARGV[8]
 if redis.call('HEXISTS', E, path) == 1 or isdir(path) or fileAbove(path) then return 0 end
 store(path, nil, v)
-ref(field(v, 4))
+ref(field(v, 4), field(v, 1))
+written(path, nil, v)
 return 1
 `;
 
-/** Imports one knowledge copy of the old layout: ARGV[5] agent id, [6] sha256, [7] object key. */
+/** Imports one knowledge copy of the old layout: ARGV[7] agent id, [8] sha256, [9] object key, [10] its bytes. */
 export const IMPORT_PIN = `${PRELUDE}
-if redis.call('SISMEMBER', P .. 'knx', ARGV[5]) == 1 then return 0 end
-if redis.call('HSETNX', P .. 'kn:' .. ARGV[5], ARGV[6], ARGV[7]) == 1 then ref(ARGV[7]) return 1 end
+if redis.call('SISMEMBER', P .. 'knx', ARGV[7]) == 1 then return 0 end
+if redis.call('HSETNX', P .. 'kn:' .. ARGV[7], ARGV[8], ARGV[9]) == 1 then ref(ARGV[9], ARGV[10]) return 1 end
 return 0
 `;
 
 /**
- * Claims an upload that will not be committed (abort, expiry): ARGV[5] upload id. Its object
+ * Claims an upload that will not be committed (abort, expiry): ARGV[7] upload id. Its object
  * is queued as garbage in the same step, so its bytes go with the sweep whatever happens next,
  * also bytes a late PUT or a late multipart completion writes within the grace period.
  * → its record, or false when another caller claimed it or it was committed.
  */
 export const CLAIM_UPLOAD = `${PRELUDE}
-local record = redis.call('HGET', P .. 'up', ARGV[5])
+local record = redis.call('HGET', P .. 'up', ARGV[7])
 if not record then return false end
-redis.call('HDEL', P .. 'up', ARGV[5])
-redis.call('ZREM', P .. 'upx', ARGV[5])
+redis.call('HDEL', P .. 'up', ARGV[7])
+redis.call('ZREM', P .. 'upx', ARGV[7])
 redis.call('ZADD', G, NOW, cjson.decode(record).key)
 return record
 `;
 
 /**
- * Claims unreferenced objects whose grace has passed: ARGV[5] cutoff (ms), [6] max count.
+ * Claims unreferenced objects whose grace has passed: ARGV[7] cutoff (ms), [8] max count.
  * → the keys, each now the caller's alone to delete.
  */
 export const CLAIM_GARBAGE = `${PRELUDE}
-local keys = redis.call('ZRANGEBYSCORE', G, '-inf', ARGV[5], 'LIMIT', 0, tonumber(ARGV[6]))
+local keys = redis.call('ZRANGEBYSCORE', G, '-inf', ARGV[7], 'LIMIT', 0, tonumber(ARGV[8]))
 local out = {}
 for _, key in ipairs(keys) do
   redis.call('ZREM', G, key)
@@ -424,12 +550,13 @@ return out
 `;
 
 /**
- * Keeps an upload pending (a later expiry, its record updated): ARGV[5] id, [6] record,
- * [7] expiry. → 1, or 0 when it is gone (expired and claimed, or committed).
+ * Keeps an upload pending (a later expiry, its record updated): ARGV[7] id, [8] record,
+ * [9] expiry. → 1, or 0 when it is gone (expired and claimed, or committed).
  */
 export const TOUCH_UPLOAD = `${PRELUDE}
-if not redis.call('ZSCORE', P .. 'upx', ARGV[5]) then return 0 end
-redis.call('ZADD', P .. 'upx', ARGV[7], ARGV[5])
-redis.call('HSET', P .. 'up', ARGV[5], ARGV[6])
+if not redis.call('ZSCORE', P .. 'upx', ARGV[7]) then return 0 end
+redis.call('ZADD', P .. 'upx', ARGV[9], ARGV[7])
+redis.call('HSET', P .. 'up', ARGV[7], ARGV[8])
 return 1
 `;
+

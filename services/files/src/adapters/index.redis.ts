@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, errors, type RedisClient, type RedisOutbox, userTag } from '@workspace/platform';
-import { decodeEntry, encodeEntry, type IndexEntry } from '../domain/entries.js';
+import { decodeEntry, decodeRecord, encodeEntry, type HistoryRecord, type IndexEntry } from '../domain/entries.js';
 import type { ConflictMode, FileIndex, IndexListPage, MoveOutcome, PendingUpload } from '../domain/ports.js';
 import * as lua from './index.lua.js';
+import * as revisionsLua from './revisions.lua.js';
 
 type Reply = (string | number | null)[];
 
@@ -22,6 +23,13 @@ const SCRIPTS = {
   fsClaimUpload: lua.CLAIM_UPLOAD,
   fsTouchUpload: lua.TOUCH_UPLOAD,
   fsClaimGarbage: lua.CLAIM_GARBAGE,
+  fsRevision: revisionsLua.REVISION,
+  fsTrash: revisionsLua.TRASH,
+  fsRestore: revisionsLua.RESTORE,
+  fsRestoreTree: revisionsLua.RESTORE_TREE,
+  fsPurge: revisionsLua.PURGE,
+  fsRetain: revisionsLua.RETAIN,
+  fsUsage: revisionsLua.USAGE,
 } as const;
 
 /**
@@ -49,6 +57,11 @@ export class IndexKeys {
   get sweep(): string {
     return `files:${this.namespace}:sweep`;
   }
+
+  /** Users with histories, scored by when the retention by age may next drop a record of theirs. */
+  get retain(): string {
+    return `files:${this.namespace}:retain`;
+  }
 }
 
 export interface RedisFileIndexOptions {
@@ -59,6 +72,10 @@ export interface RedisFileIndexOptions {
   keepChanges?: number;
   /** Age of changes kept at least (CONTRACT §10: 7 days). */
   keepChangesMs?: number;
+  /** Records kept in each path's history, the current file's included (CONTRACT §11: FILE_REVISIONS, 100). */
+  keepRevisions?: number;
+  /** How long a record is kept once it stopped being current (CONTRACT §11: FILE_REVISION_DAYS, 30 days). */
+  retentionMs?: number;
   clock?: () => number;
 }
 
@@ -71,16 +88,18 @@ export interface RedisFileIndexOptions {
 export class RedisFileIndex implements FileIndex {
   readonly #redis: RedisClient;
   readonly #outbox: RedisOutbox;
-  readonly #keep: [number, number];
+  readonly #keep: [number, number, number];
   readonly #now: () => number;
+  readonly #retentionMs: number;
   readonly keys: IndexKeys;
 
   constructor(options: RedisFileIndexOptions) {
     this.#redis = options.redis;
     this.keys = options.keys;
     this.#outbox = options.outbox;
-    this.#keep = [options.keepChanges ?? 100_000, options.keepChangesMs ?? 7 * 24 * 3600 * 1000];
+    this.#keep = [options.keepChanges ?? 100_000, options.keepChangesMs ?? 7 * 24 * 3600 * 1000, options.keepRevisions ?? 100];
     this.#now = options.clock ?? Date.now;
+    this.#retentionMs = options.retentionMs ?? 30 * 24 * 3600 * 1000;
     for (const [name, script] of Object.entries(SCRIPTS)) {
       if (!(name in this.#redis)) this.#redis.defineCommand(name, { numberOfKeys: 2, lua: script });
     }
@@ -88,30 +107,38 @@ export class RedisFileIndex implements FileIndex {
 
   async #run(name: keyof typeof SCRIPTS, prefix: string, tag: string, args: (string | number)[]): Promise<Reply> {
     const script = (this.#redis as unknown as Record<string, Script>)[name]!.bind(this.#redis);
-    const run = () => script(`${prefix}e`, this.#outbox.listKey(tag), prefix, this.#now(), this.#keep[0], this.#keep[1], ...args);
-    return (await run()) as Reply;
+    // A fresh prefix for the revision ids the script makes (it appends a counter).
+    const revisions = `rev_${randomBytes(12).toString('hex')}`;
+    return (await script(`${prefix}e`, this.#outbox.listKey(tag), prefix, this.#now(), ...this.#keep, revisions, ...args)) as Reply;
   }
 
   /**
    * Runs a script of a user that may queue events or leave sweeper work, registering the user
    * with the relay and the sweeper at the same time: a marker is only ever dropped when it has
    * been left alone for a grace period, so it cannot be dropped between the two and the script's
-   * event or garbage be stranded (see RedisOutbox).
+   * event or garbage be stranded (see RedisOutbox). The user is also due for the retention by
+   * age no later than a retention period from now (what the script records cannot expire sooner).
    */
   async #write(userId: string, name: keyof typeof SCRIPTS, args: (string | number)[]): Promise<Reply> {
     const tag = userTag(userId);
-    const [reply] = await Promise.all([this.#run(name, this.keys.prefix(userId), tag, args), this.#outbox.register(tag), this.#redis.zadd(this.keys.sweep, this.#now(), tag)]);
+    const now = this.#now();
+    const [reply] = await Promise.all([
+      this.#run(name, this.keys.prefix(userId), tag, args),
+      this.#outbox.register(tag),
+      this.#redis.zadd(this.keys.sweep, now, tag),
+      this.#redis.zadd(this.keys.retain, 'LT', now + this.#retentionMs, tag),
+    ]);
     return reply;
   }
 
-  async commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string }) {
-    const reply = await this.#write(userId, 'fsCommit', [input.path, input.mode, input.uuidPath, encodeEntry(input.entry), input.uploadId, input.event, userId]);
+  async commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number }) {
+    const reply = await this.#write(userId, 'fsCommit', [input.path, input.mode, input.uuidPath, encodeEntry(input.entry), input.uploadId, input.event, userId, input.quotaBytes]);
     refusal(reply);
     return { path: String(reply[1]), replaced: reply[2] === 'updated' };
   }
 
-  async precheck(userId: string, path: string, mode: ConflictMode): Promise<'free' | 'file' | 'directory'> {
-    const reply = await this.#run('fsPrecheck', this.keys.prefix(userId), userTag(userId), [path, mode]);
+  async precheck(userId: string, path: string, mode: ConflictMode, quotaBytes: number): Promise<'free' | 'file' | 'directory'> {
+    const reply = await this.#run('fsPrecheck', this.keys.prefix(userId), userTag(userId), [path, mode, quotaBytes]);
     refusal(reply);
     return reply[1] as 'free' | 'file' | 'directory';
   }
@@ -122,9 +149,15 @@ export class RedisFileIndex implements FileIndex {
     return { kind: reply[1] as 'file' | 'directory' };
   }
 
+  /** Deletes for good: the file or tree at `path` with its histories and trash (CONTRACT §11 permanent). */
+  async purge(userId: string, path: string, recursive: boolean, event: string): Promise<{ kind: 'file' | 'directory' | 'history' }> {
+    const reply = await this.#write(userId, 'fsPurge', [path, recursive ? '1' : '0', event, userId]);
+    refusal(reply);
+    return { kind: reply[1] as 'file' | 'directory' | 'history' };
+  }
+
   async move(userId: string, input: { op: 'move' | 'copy'; from: string; to: string; mode: ConflictMode; uuidPath: string; event: string }): Promise<MoveOutcome> {
-    const revisions = `rev_${randomBytes(12).toString('hex')}`;
-    const reply = await this.#write(userId, 'fsMove', [input.from, input.to, input.mode, input.uuidPath, input.op, input.event, userId, revisions]);
+    const reply = await this.#write(userId, 'fsMove', [input.from, input.to, input.mode, input.uuidPath, input.op, input.event, userId]);
     refusal(reply);
     return { path: String(reply[1]), kind: reply[2] as 'file' | 'directory' };
   }
@@ -192,13 +225,14 @@ export class RedisFileIndex implements FileIndex {
   async importFile(tenant: string, path: string, entry: IndexEntry): Promise<boolean> {
     const tag = `{u:${tenant}}`;
     await this.#redis.zadd(this.keys.sweep, this.#now(), tag);
+    await this.#redis.zadd(this.keys.retain, 'LT', this.#now() + this.#retentionMs, tag);
     const reply = (await this.#run('fsImport', this.keys.ofTag(tag), tag, [path, encodeEntry(entry)])) as unknown as number;
     return Number(reply) === 1;
   }
 
-  async importPin(tenant: string, agentId: string, sha256: string, key: string): Promise<boolean> {
+  async importPin(tenant: string, agentId: string, sha256: string, key: string, size: number): Promise<boolean> {
     const tag = `{u:${tenant}}`;
-    const reply = (await this.#run('fsImportPin', this.keys.ofTag(tag), tag, [agentId, sha256, key])) as unknown as number;
+    const reply = (await this.#run('fsImportPin', this.keys.ofTag(tag), tag, [agentId, sha256, key, size])) as unknown as number;
     return Number(reply) === 1;
   }
 
@@ -243,11 +277,60 @@ export class RedisFileIndex implements FileIndex {
     if (keys.length > 0) await this.#redis.zadd(`${this.keys.ofTag(tag)}gc`, 'NX', ...keys.flatMap((k) => ['0', k]));
   }
 
+  /**
+   * The retention by age of one user (by hash tag): drops what stopped being current before
+   * `cutoff`, looking at up to `count` paths. → records dropped, the earliest time a path may
+   * next have something to drop (undefined: no histories left), and whether paths were left.
+   */
+  async retain(tag: string, cutoff: number, count: number): Promise<{ dropped: number; next: number | undefined; more: boolean }> {
+    const [dropped, next, more] = (await this.#run('fsRetain', this.keys.ofTag(tag), tag, [cutoff, count])) as [number, string, number];
+    return { dropped: Number(dropped), next: next === '' ? undefined : Number(next), more: Number(more) === 1 };
+  }
+
   /** Whether a user has sweeper work left (garbage or uploads in flight). */
   async hasSweepWork(tag: string): Promise<boolean> {
     const prefix = this.keys.ofTag(tag);
     const [gc, up] = await Promise.all([this.#redis.zcard(`${prefix}gc`), this.#redis.zcard(`${prefix}upx`)]);
     return gc + up > 0;
+  }
+
+  async history(userId: string, path: string): Promise<{ current: IndexEntry | 'directory' | undefined; records: HistoryRecord[] }> {
+    const prefix = this.keys.prefix(userId);
+    const replies = await this.#redis.multi().hget(`${prefix}e`, path).exists(`${prefix}c:${path}`).lrange(`${prefix}h:${path}`, 0, -1).exec();
+    const failed = replies?.find(([err]) => err)?.[0];
+    if (!replies || failed) throw failed ?? new Error('the history transaction was aborted');
+    const [file, dir, records] = replies.map(([, value]) => value) as [string | null, number, string[]];
+    const current = file !== null ? decodeEntry(file) : dir === 1 || path === ROOT_PATH ? 'directory' : undefined;
+    return { current, records: records.map(decodeRecord) };
+  }
+
+  async revision(userId: string, path: string, revision: string): Promise<IndexEntry | undefined> {
+    const reply = (await this.#run('fsRevision', this.keys.prefix(userId), userTag(userId), [path, revision])) as unknown;
+    return typeof reply === 'string' ? decodeEntry(reply) : undefined;
+  }
+
+  async trash(userId: string, path: string, recursive: boolean): Promise<{ path: string; record: HistoryRecord }[]> {
+    const reply = (await this.#run('fsTrash', this.keys.prefix(userId), userTag(userId), [path, recursive ? '1' : '0'])) as unknown as string[];
+    const out: { path: string; record: HistoryRecord }[] = [];
+    for (let i = 0; i + 1 < reply.length; i += 2) if (reply[i + 1]) out.push({ path: reply[i]!, record: decodeRecord(reply[i + 1]!) });
+    return out;
+  }
+
+  async restore(userId: string, input: { path: string; revision: string; event: string }): Promise<{ entry: IndexEntry; replaced: boolean }> {
+    const reply = await this.#write(userId, 'fsRestore', [input.path, input.revision, input.event, userId]);
+    refusal(reply);
+    return { entry: decodeEntry(String(reply[3])), replaced: reply[2] === 'updated' };
+  }
+
+  async restoreTree(userId: string, input: { path: string; event: string }): Promise<{ restored: number }> {
+    const reply = await this.#write(userId, 'fsRestoreTree', [input.path, input.event, userId]);
+    refusal(reply);
+    return { restored: Number(reply[1]) };
+  }
+
+  async usage(userId: string): Promise<{ count: number; bytes: number }> {
+    const [count, bytes] = (await this.#run('fsUsage', this.keys.prefix(userId), userTag(userId), [])) as [number, number];
+    return { count: Number(count), bytes: Math.max(0, Number(bytes)) };
   }
 
   /** One shared random key (created by whichever replica starts first), for signing cursors. */
@@ -264,6 +347,9 @@ function refusal(reply: Reply): void {
   switch (code) {
     case 'OK':
       return;
+    case 'QUOTA_EXCEEDED':
+      // {code, used, quota}
+      throw errors.quotaExceeded('FILE_QUOTA_BYTES', Number(why), Number(path));
     case 'FILE_EXISTS':
       throw errors.fileExists(path);
     case 'PATH_CONFLICT':
@@ -274,6 +360,8 @@ function refusal(reply: Reply): void {
       throw errors.notFound('file', path);
     case 'DIRECTORY_NOT_EMPTY':
       throw errors.directoryNotEmpty(path);
+    case 'REVISION_NOT_FOUND':
+      throw errors.notFound('revision', path);
     case 'UPLOAD_GONE':
       throw errors.unavailable('the upload (it expired before its commit; send it again)');
     default:

@@ -46,7 +46,7 @@ export async function migrateOldLayout(options: { redis: RedisClient; index: Red
     }
     for await (const object of blobs.list('kn/')) {
       const [, tenant = '', agentId = '', sha256 = ''] = object.key.split('/');
-      if (TENANT.test(tenant) && AGENT_ID.test(agentId) && SHA256.test(sha256) && (await index.importPin(tenant, agentId, sha256, object.key))) pins++;
+      if (TENANT.test(tenant) && AGENT_ID.test(agentId) && SHA256.test(sha256) && (await index.importPin(tenant, agentId, sha256, object.key, object.size))) pins++;
     }
     await redis.set(done, new Date().toISOString());
     if (files + pins > 0) logger.info({ files, pins }, 'imported the previous storage layout into the index');

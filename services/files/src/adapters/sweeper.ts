@@ -8,6 +8,12 @@ local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if score and score == ARGV[2] and tonumber(score) < tonumber(ARGV[3]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 return 0`;
 
+/** Sets a user's next retention time, unless a write made it earlier since it was read. */
+const RESCHEDULE = `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and score == ARGV[2] then return redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1]) end
+return 0`;
+
 /** Markers younger than this are kept: any write that registered one has finished by then. */
 const MARKER_GRACE_MS = 60_000;
 const USERS_PER_ROUND = 500;
@@ -21,14 +27,17 @@ export interface SweeperOptions {
   intervalMs: number;
   /** How long an object stays after nothing references it (downloads in flight still read it). */
   graceMs: number;
+  /** How long a revision, or a file in the trash, is kept once it stopped being current (FILE_REVISION_DAYS). */
+  retentionMs?: number;
   /** Told how many objects were removed, for metrics. */
   onRemoved?: (count: number) => void;
   clock?: () => number;
 }
 
 /**
- * Reclaims bytes: objects that no entry or pin references any more (after a grace period), and
- * uploads that were neither committed nor aborted in time (a crash, a client gone). Every
+ * Reclaims bytes: revisions and trashed files past their retention (CONTRACT §11), objects that
+ * no entry, record or pin references any more (after a grace period), and uploads that were
+ * neither committed nor aborted in time (a crash, a client gone). Every
  * replica sweeps; each item is claimed atomically first, so exactly one deletes it, and the
  * claim comes before the deletion, so a late commit of an expired upload fails instead of
  * pointing at deleted bytes.
@@ -39,7 +48,7 @@ export class Sweeper {
   #running: Promise<void> | undefined;
 
   constructor(options: SweeperOptions) {
-    this.#o = { onRemoved: () => undefined, clock: Date.now, ...options };
+    this.#o = { onRemoved: () => undefined, clock: Date.now, retentionMs: 30 * 24 * 3600 * 1000, ...options };
   }
 
   start(): void {
@@ -64,6 +73,8 @@ export class Sweeper {
   /** One round over the users with work; returns how many objects were removed. */
   async sweep(): Promise<number> {
     const { redis, index } = this.#o;
+    // First what the retention drops: its bytes are then queued like any other garbage.
+    await this.#retention();
     const flat = await redis.zrange(index.keys.sweep, '0', String(USERS_PER_ROUND - 1), 'WITHSCORES');
     let removed = 0;
     for (let i = 0; i + 1 < flat.length; i += 2) {
@@ -76,6 +87,25 @@ export class Sweeper {
     }
     if (removed > 0) this.#o.onRemoved(removed);
     return removed;
+  }
+
+  /**
+   * The retention by age of the users who are due. Each user's next time follows from what is
+   * left; a write in between may only have made it earlier (ZADD LT), and then it stands.
+   */
+  async #retention(): Promise<void> {
+    const { redis, index, retentionMs } = this.#o;
+    const now = this.#o.clock();
+    const due = await redis.zrangebyscore(index.keys.retain, '-inf', now, 'WITHSCORES', 'LIMIT', 0, USERS_PER_ROUND);
+    for (let i = 0; i + 1 < due.length; i += 2) {
+      const tag = due[i]!;
+      const { dropped, next, more } = await index.retain(tag, now - retentionMs, ITEMS_PER_USER);
+      // Their bytes wait in the user's garbage: the user must be on the sweeper's list (after the drop, so it cannot be released in between).
+      if (dropped > 0) await redis.zadd(index.keys.sweep, this.#o.clock(), tag);
+      // Users without histories stay listed, looked at once a retention period: dropping them could lose a write racing the drop.
+      const at = more ? now : (next ?? now) + retentionMs;
+      await redis.eval(RESCHEDULE, 1, index.keys.retain, tag, due[i + 1]!, String(at));
+    }
   }
 
   /** Ends uploads past their expiry: the claim queues their bytes as garbage; their multipart uploads are aborted. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeEntry, encodeEntry, entryJson, fileEntry, mimeTypeOf } from './entries.js';
+import { decodeEntry, decodeRecord, encodeEntry, entryJson, fileEntry, mimeTypeOf } from './entries.js';
 
 const SHA = 'ab'.repeat(32);
 
@@ -20,5 +20,10 @@ describe('entries', () => {
     expect(mimeTypeOf('B.MD')).toBe('text/markdown');
     expect(mimeTypeOf('Makefile')).toBe('application/octet-stream');
     expect(mimeTypeOf('x.unknownext')).toBe('application/octet-stream');
+  });
+
+  it('history records — a content record and a deletion (which carries the last content) decode from the Lua form', () => {
+    expect(decodeRecord(`rev_a|0|10|3|${SHA}|b/t/k|20|`)).toEqual({ revision: 'rev_a', deleted: false, mtime: 10, size: 3, sha256: SHA, key: 'b/t/k', recordedAt: 20, last: '' });
+    expect(decodeRecord(`rev_d|1|10|3|${SHA}|b/t/k|30|rev_a`)).toEqual({ revision: 'rev_d', deleted: true, mtime: 10, size: 3, sha256: SHA, key: 'b/t/k', recordedAt: 30, last: 'rev_a' });
   });
 });

@@ -31,6 +31,31 @@ export function decodeEntry(raw: string): IndexEntry {
   return { size: Number(size), mtime: Number(mtime), sha256, key, revision };
 }
 
+/**
+ * One record of a path's history (CONTRACT §11): a revision of its content, or a deletion that
+ * carries the last content (what a restore brings back), so a trashed file needs nothing else.
+ */
+export interface HistoryRecord {
+  revision: string;
+  deleted: boolean;
+  /** The content's modification time (ms); for a deletion, the last content's. */
+  mtime: number;
+  size: number;
+  sha256: string;
+  /** The object holding the content's bytes. */
+  key: string;
+  /** When the record was made (ms): for a deletion, when the file was deleted. */
+  recordedAt: number;
+  /** For a deletion: the revision of the last content. */
+  last: string;
+}
+
+/** `revision|deleted|mtime|size|sha256|key|recordedAt|last`, as the index's Lua writes it. */
+export function decodeRecord(raw: string): HistoryRecord {
+  const [revision = '', deleted = '0', mtime = '0', size = '0', sha256 = '', key = '', recordedAt = '0', last = ''] = raw.split('|');
+  return { revision, deleted: deleted === '1', mtime: Number(mtime), size: Number(size), sha256, key, recordedAt: Number(recordedAt), last };
+}
+
 const byExtension = new Map<string, string>();
 
 /** The media type of a file name's extension (`.md` → text/markdown), else application/octet-stream. */

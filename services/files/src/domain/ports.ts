@@ -1,4 +1,4 @@
-import type { IndexEntry } from './entries.js';
+import type { HistoryRecord, IndexEntry } from './entries.js';
 
 export type ConflictMode = 'error' | 'overwrite' | 'uuid';
 
@@ -39,10 +39,18 @@ export interface MoveOutcome {
  * the contract's error and changes nothing.
  */
 export interface FileIndex {
-  commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string }): Promise<{ path: string; replaced: boolean }>;
-  /** The commit's checks alone: what is at `path` now, or the refusal. */
-  precheck(userId: string, path: string, mode: ConflictMode): Promise<'free' | 'file' | 'directory'>;
+  /** Refused with QUOTA_EXCEEDED when the new bytes would take the user's usage past `quotaBytes` (0: no quota). */
+  commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number }): Promise<{ path: string; replaced: boolean }>;
+  /** The commit's checks alone: what is at `path` now, or the refusal (QUOTA_EXCEEDED when the quota is full). */
+  precheck(userId: string, path: string, mode: ConflictMode, quotaBytes: number): Promise<'free' | 'file' | 'directory'>;
+  /** The user's files, and the bytes of everything they reference (files, revisions, trash, pins), each object once. */
+  usage(userId: string): Promise<{ count: number; bytes: number }>;
   delete(userId: string, path: string, recursive: boolean, event: string): Promise<{ kind: 'file' | 'directory' }>;
+  /**
+   * Deletes for good: the file at `path` (current or in the trash), or with `recursive` all at
+   * or below it with every history; the bytes are queued as garbage due at once.
+   */
+  purge(userId: string, path: string, recursive: boolean, event: string): Promise<{ kind: 'file' | 'directory' | 'history' }>;
   move(userId: string, input: { op: 'move' | 'copy'; from: string; to: string; mode: ConflictMode; uuidPath: string; event: string }): Promise<MoveOutcome>;
   /** Up to `limit` entries after `after` ('' = from the start), in byte order. */
   list(userId: string, input: { path: string; recursive: boolean; after: string; limit: number }): Promise<IndexListPage>;
@@ -57,6 +65,16 @@ export interface FileIndex {
    * object is queued as garbage, in one step. Undefined when it was already claimed or committed.
    */
   claimUpload(userId: string, id: string): Promise<PendingUpload | undefined>;
+  /** A path's history, newest first, and what is at the path now, as of one moment. */
+  history(userId: string, path: string): Promise<{ current: IndexEntry | 'directory' | undefined; records: HistoryRecord[] }>;
+  /** The content of one revision of a path (its entry carries that revision), or undefined. */
+  revision(userId: string, path: string, revision: string): Promise<IndexEntry | undefined>;
+  /** The trashed files directly in `path` (or anywhere below it), each with its deletion record. */
+  trash(userId: string, path: string, recursive: boolean): Promise<{ path: string; record: HistoryRecord }[]>;
+  /** Makes a revision's bytes the file at `path` again (a new revision); REVISION_NOT_FOUND or PATH_CONFLICT. */
+  restore(userId: string, input: { path: string; revision: string; event: string }): Promise<{ entry: IndexEntry; replaced: boolean }>;
+  /** Restores every trashed file at or below `path` to its last content, in one step. */
+  restoreTree(userId: string, input: { path: string; event: string }): Promise<{ restored: number }>;
 }
 
 /** A byte range of an object: `length` undefined reads to the end. */

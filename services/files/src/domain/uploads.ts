@@ -29,6 +29,8 @@ export interface UploadsOptions {
   partSize: number;
   /** How long an upload may go without asking for parts before the sweeper drops it. */
   pendingMs: number;
+  /** CONTRACT §14 FILE_QUOTA_BYTES: the bytes a user's objects may take, each once (0: no quota). */
+  quotaBytes?: number;
   clock?: () => number;
 }
 
@@ -53,13 +55,13 @@ export class Uploads {
   readonly #o: Required<UploadsOptions>;
 
   constructor(options: UploadsOptions) {
-    this.#o = { clock: Date.now, ...options };
+    this.#o = { clock: Date.now, quotaBytes: 0, ...options };
   }
 
   /** Resolves the destination, refuses what would conflict now, and records the upload. */
   async begin(userId: string, input: UploadInput): Promise<{ uploadId: string; path: string; putUrl: string; partSize: number; maxBytes: number }> {
     const target = await this.#destination(userId, input);
-    const found = await this.#o.index.precheck(userId, target.path, input.onConflict);
+    const found = await this.#o.index.precheck(userId, target.path, input.onConflict, this.#o.quotaBytes);
     const uuidPath = uuidSibling(target);
     if (input.onConflict === 'uuid' && found !== 'free' && !uuidPath) throw errors.invalidPath('invalid path: the name is too long to add a unique suffix', target.path);
     const path = input.onConflict === 'uuid' && found !== 'free' ? uuidPath : target.path;
@@ -98,7 +100,8 @@ export class Uploads {
     }
     const entry = { size: input.size, mtime: this.#o.clock(), sha256: input.sha256, key: upload.key, revision: newRevision() };
     try {
-      const done = await this.#o.index.commit(userId, { path: upload.path, mode: upload.mode, uuidPath: upload.uuidPath, entry, uploadId, event: eventTemplate(userId, upload.path) });
+      const event = eventTemplate(userId, upload.path);
+      const done = await this.#o.index.commit(userId, { path: upload.path, mode: upload.mode, uuidPath: upload.uuidPath, entry, uploadId, event, quotaBytes: this.#o.quotaBytes });
       return { path: done.path, size: input.size, mimeType: mimeTypeOf(baseName(parsePath(done.path))), sha256: input.sha256 };
     } catch (err) {
       if ((err as { code?: string }).code !== 'UNAVAILABLE') await this.abort(userId, uploadId);
@@ -122,7 +125,7 @@ export class Uploads {
     const target = parsePath(rawPath);
     if (target.segments.length === 0 || target.trailingSlash) throw errors.invalidPath('the path must name a file', rawPath);
     const mode: ConflictMode = overwrite ? 'overwrite' : 'error';
-    await this.#o.index.precheck(userId, target.path, mode);
+    await this.#o.index.precheck(userId, target.path, mode, this.#o.quotaBytes);
     const key = newObjectKey(userId);
     const mimeType = mimeTypeOf(baseName(target));
     const uploadId = `up_${randomBytes(16).toString('hex')}`;
@@ -136,6 +139,11 @@ export class Uploads {
     const upload = await this.#o.index.getUpload(userId, uploadId);
     if (!upload) throw gone();
     return upload;
+  }
+
+  /** What the user's files take against the byte quota (CONTRACT §14 usage). */
+  async usage(userId: string): Promise<{ count: number; bytes: number; quotaBytes: number }> {
+    return { ...(await this.#o.index.usage(userId)), quotaBytes: this.#o.quotaBytes };
   }
 
   /** Presigned URLs live as long as the upload may stay pending. */

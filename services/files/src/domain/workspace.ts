@@ -6,6 +6,7 @@ import { directoryEntry, fileEntry, type Entry, type FileEntry, type IndexEntry 
 import { eventTemplate } from './events.js';
 import { baseName, fromSegments, parsePath, ROOT, uniqueName, type WorkspacePath } from './paths.js';
 import type { BlobStore, ConflictMode, FileIndex } from './ports.js';
+import { revisionContent } from './revisions.js';
 
 /** One file of an export: its path below the folder, its bytes and when it was written. */
 export interface ExportItem {
@@ -81,16 +82,19 @@ export class Workspace {
     return { path: path.path, entries: page.entries, next: page.more && last ? this.#cursors.sign(userId, scope, last) : undefined };
   }
 
-  /** One file's metadata: IS_A_DIRECTORY for a directory (the root too), else FILE_NOT_FOUND. */
-  async stat(userId: string, rawPath: string): Promise<FileEntry & { key: string }> {
+  /**
+   * One file's metadata: IS_A_DIRECTORY for a directory (the root too), else FILE_NOT_FOUND. With
+   * `revision`, that revision's (CONTRACT §11), whatever is at the path now: REVISION_NOT_FOUND.
+   */
+  async stat(userId: string, rawPath: string, revision = ''): Promise<FileEntry & { key: string }> {
     const path = parsePath(rawPath);
-    const entry = await this.#file(userId, path);
+    const entry = revision === '' ? await this.#file(userId, path) : await revisionContent(this.#index, userId, path, revision);
     return { ...fileEntry(path.path, entry), key: entry.key };
   }
 
   /** A UTF-8 text file of at most the read limit (inclusive), whole. */
-  async read(userId: string, rawPath: string): Promise<{ path: string; content: Buffer }> {
-    const file = await this.stat(userId, rawPath);
+  async read(userId: string, rawPath: string, revision = ''): Promise<{ path: string; content: Buffer }> {
+    const file = await this.stat(userId, rawPath, revision);
     if (file.size > this.#maxReadBytes) throw errors.fileTooLarge(file.path, this.#maxReadBytes);
     const chunks: Buffer[] = [];
     for await (const chunk of await this.#blobs.read(file.key)) chunks.push(Buffer.from(chunk));
@@ -100,16 +104,20 @@ export class Workspace {
   }
 
   /** The file's metadata and a presigned URL of its (immutable) bytes. */
-  async openDownload(userId: string, rawPath: string): Promise<{ entry: FileEntry; url: string }> {
-    const { key, ...entry } = await this.stat(userId, rawPath);
+  async openDownload(userId: string, rawPath: string, revision = ''): Promise<{ entry: FileEntry; url: string }> {
+    const { key, ...entry } = await this.stat(userId, rawPath, revision);
     return { entry, url: await this.#blobs.presignGet(key, this.#downloadUrlSeconds) };
   }
 
-  /** Deletes a file, or a directory with everything below it when `recursive`. */
-  async delete(userId: string, rawPath: string, recursive: boolean): Promise<{ path: string }> {
+  /**
+   * Deletes a file, or a directory with everything below it when `recursive`: into the trash
+   * (CONTRACT §11), or with `permanent` for good, with every revision and trashed file there.
+   */
+  async delete(userId: string, rawPath: string, recursive: boolean, permanent = false): Promise<{ path: string }> {
     const path = parsePath(rawPath);
     if (path.segments.length === 0) throw errors.invalidPath('the workspace root cannot be deleted', ROOT);
-    await this.#index.delete(userId, path.path, recursive, eventTemplate(userId, path.path));
+    const event = eventTemplate(userId, path.path);
+    await (permanent ? this.#index.purge(userId, path.path, recursive, event) : this.#index.delete(userId, path.path, recursive, event));
     return { path: path.path };
   }
 

@@ -3,6 +3,7 @@ import { EntryType, FilesServiceService, OnConflict, type FileEntry } from '@wor
 import type { Changes } from '../domain/changes.js';
 import { entryJson, type Entry } from '../domain/entries.js';
 import type { Knowledge } from '../domain/knowledge.js';
+import type { Revisions } from '../domain/revisions.js';
 import type { BlobStore, ConflictMode } from '../domain/ports.js';
 import type { Uploads } from '../domain/uploads.js';
 import { DEFAULT_PAGE, toEntry, type ListResult, type Workspace } from '../domain/workspace.js';
@@ -47,6 +48,7 @@ export interface FilesHandlerDeps {
   knowledge: Knowledge;
   changes: Changes;
   blobs: BlobStore;
+  revisions: Revisions;
 }
 
 function toProto(e: Entry): FileEntry {
@@ -69,7 +71,7 @@ function conflictMode(value: OnConflict): ConflictMode {
 }
 
 export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof FilesServiceService> {
-  const { workspace, uploads, knowledge, changes } = deps;
+  const { workspace, uploads, knowledge, changes, revisions } = deps;
   return {
     listFiles: async function* (req, ctx) {
       const userId = requireUser(ctx);
@@ -83,15 +85,15 @@ export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof Files
         yield { path: found.path, entries: found.entries.slice(i, i + LIST_BATCH).map((e) => toProto(toEntry(e))), entriesJson: Buffer.alloc(0), ...page };
       }
     },
-    statFile: async (req, ctx) => toProto(await workspace.stat(requireUser(ctx), req.path)),
+    statFile: async (req, ctx) => toProto(await workspace.stat(requireUser(ctx), req.path, req.revision)),
     readFile: async function* (req, ctx) {
-      const { path, content } = await workspace.read(requireUser(ctx), req.path);
+      const { path, content } = await workspace.read(requireUser(ctx), req.path, req.revision);
       for (let i = 0; i === 0 || i < content.byteLength; i += READ_CHUNK) {
         yield { path: i === 0 ? path : '', data: content.subarray(i, i + READ_CHUNK) };
       }
     },
     openDownload: async (req, ctx) => {
-      const { entry, url } = await workspace.openDownload(requireUser(ctx), req.path);
+      const { entry, url } = await workspace.openDownload(requireUser(ctx), req.path, req.revision);
       return { entry: toProto(entry), url };
     },
     beginUpload: async (req, ctx) => uploads.begin(requireUser(ctx), { path: req.path, filename: req.filename, onConflict: conflictMode(req.onConflict) }),
@@ -109,7 +111,7 @@ export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof Files
       const stored = await uploads.writeFile(requireUser(ctx), req.path, req.content, req.overwrite);
       return toProto(await workspace.stat(requireUser(ctx), stored.path));
     },
-    deleteFile: async (req, ctx) => workspace.delete(requireUser(ctx), req.path, req.recursive),
+    deleteFile: async (req, ctx) => workspace.delete(requireUser(ctx), req.path, req.recursive, req.permanent),
     moveFile: async (req, ctx) => workspace.move(requireUser(ctx), 'move', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict) }),
     copyFile: async (req, ctx) => workspace.move(requireUser(ctx), 'copy', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict) }),
     getChangesCursor: async (req, ctx) => ({ cursor: await changes.cursor(requireUser(ctx), req.path) }),
@@ -129,6 +131,26 @@ export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof Files
       const files = await knowledge.pin(requireUser(ctx), req.agentId, req.paths);
       ctx.logger.info({ agentId: req.agentId, files: files.length }, 'knowledge pinned');
       return { files };
+    },
+    listRevisions: async (req, ctx) => {
+      const found = await revisions.list(requireUser(ctx), req.path);
+      return { path: found.path, revisions: found.revisions.map((r) => (r.deleted ? { ...r, size: 0, sha256: '', mimeType: '' } : r)) };
+    },
+    listTrash: async function* (req, ctx) {
+      const found = await revisions.trash(requireUser(ctx), req.path, req.recursive);
+      for (let i = 0; i === 0 || i < found.entries.length; i += LIST_BATCH) yield { path: found.path, entries: found.entries.slice(i, i + LIST_BATCH) };
+    },
+    getUsage: async (_req, ctx) => uploads.usage(requireUser(ctx)),
+    restoreFile: async (req, ctx) => {
+      const userId = requireUser(ctx);
+      if (req.recursive) {
+        if (req.revision !== '') throw errors.invalidArgument('give either revision or recursive, not both', 'revision');
+        const done = await revisions.restoreTree(userId, req.path);
+        ctx.logger.info({ restored: done.restored }, 'files restored');
+        return { path: done.path, size: 0, mimeType: '', sha256: '', revision: '', restored: done.restored };
+      }
+      if (req.revision === '') throw errors.invalidArgument('revision is required unless recursive is true', 'revision');
+      return { ...(await revisions.restore(userId, req.path, req.revision)), restored: 1 };
     },
   };
 }

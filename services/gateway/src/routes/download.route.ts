@@ -6,7 +6,7 @@ import { attachment, notModified, requestedRange } from '../http/download.js';
 import { watchIdle } from '../http/idle-timer.js';
 import { STORE_ANSWER_MS, type ByteRange, type ObjectStore } from '../http/object-store.js';
 import { writeHead } from '../http/write-head.js';
-import { PathQuery } from '../schemas/files.schemas.js';
+import { RevisionPathQuery } from '../schemas/revisions.schemas.js';
 import type { FilesClient } from './files.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
 
@@ -19,9 +19,9 @@ export function downloadRoute(files: FilesClient, store: ObjectStore): RouteDef 
     description:
       'Sends ETag (`"<sha256>"`: equal bytes have equal ETags), Last-Modified, Accept-Ranges: bytes and Content-Disposition: attachment. One `Range` of ' +
       'bytes answers 206; multiple, malformed or unsatisfiable ranges are ignored and the whole file is sent. `If-None-Match` (or `If-Modified-Since` ' +
-      'without it) answers 304; `If-Range` is honoured.',
+      'without it) answers 304; `If-Range` is honoured. With `revision`, that revision of the path (also of a deleted file).',
     tag: 'Files',
-    query: PathQuery,
+    query: RevisionPathQuery,
     responses: {
       200: {
         description: 'The file',
@@ -31,9 +31,9 @@ export function downloadRoute(files: FilesClient, store: ObjectStore): RouteDef 
       206: { description: 'One range of the file', contentType: 'application/octet-stream', headers: { 'Content-Range': 'bytes start-end/size' } },
       304: { description: 'Not modified (If-None-Match matched)', headers: { ETag: '"<sha256 of the bytes>"' } },
     },
-    errors: ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'UNAVAILABLE', 'FILE_NOT_FOUND', 'IS_A_DIRECTORY'],
+    errors: ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'UNAVAILABLE', 'FILE_NOT_FOUND', 'REVISION_NOT_FOUND', 'IS_A_DIRECTORY'],
     handler: async ({ query, call, req }, res) => {
-      const { entry: file, url } = await files.openDownload({ path: query.path }, call);
+      const { entry: file, url } = await files.openDownload({ path: query.path, revision: query.revision ?? '' }, call);
       if (!file) throw errors.internal(new Error('OpenDownload answered without an entry'));
       const etag = `"${file.sha256}"`;
       const lastModified = new Date(file.modifiedAt);

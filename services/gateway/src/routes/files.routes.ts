@@ -1,12 +1,14 @@
 import type { ErrorCode, Logger, ServiceClient } from '@workspace/platform';
 import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
 import type { ObjectStore } from '../http/object-store.js';
-import { DeleteFileQuery, DeleteResult, FileList, ListFilesQuery, MoveBody, MoveResult, PathQuery, ReadResult } from '../schemas/files.schemas.js';
+import { DeleteFileQuery, DeleteResult, FileList, ListFilesQuery, MoveBody, MoveResult, ReadResult } from '../schemas/files.schemas.js';
+import { RevisionPathQuery } from '../schemas/revisions.schemas.js';
 import { changesRoutes } from './changes.routes.js';
 import { downloadRoute } from './download.route.js';
 import { exportRoute } from './export.route.js';
 import { CONFLICT_MODES } from './files.json.js';
 import type { ProjectsClient } from './projects.routes.js';
+import { revisionsRoutes } from './revisions.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
 import { uploadRoute } from './upload.route.js';
 
@@ -41,15 +43,17 @@ export function filesRoutes(deps: FilesRouteDeps): RouteDef[] {
       path: '/v1/agent/files/read',
       operationId: 'readFile',
       summary: 'Read a UTF-8 text file',
-      description: 'At most MAX_READ_BYTES (default 10 MiB, inclusive); larger files answer 413 FILE_TOO_LARGE, other bytes 422 FILE_NOT_TEXT.',
+      description:
+        'At most MAX_READ_BYTES (default 10 MiB, inclusive); larger files answer 413 FILE_TOO_LARGE, other bytes 422 FILE_NOT_TEXT. With `revision`, ' +
+        'that revision of the path (also of a deleted file).',
       tag: 'Files',
-      query: PathQuery,
+      query: RevisionPathQuery,
       responses: { 200: { description: 'The content', schema: ReadResult } },
-      errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'IS_A_DIRECTORY', 'FILE_TOO_LARGE', 'FILE_NOT_TEXT'],
+      errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'REVISION_NOT_FOUND', 'IS_A_DIRECTORY', 'FILE_TOO_LARGE', 'FILE_NOT_TEXT'],
       handler: async ({ query, call }, res) => {
         let path = '';
         const parts: Buffer[] = [];
-        for await (const chunk of files.readFile({ path: query.path }, call)) {
+        for await (const chunk of files.readFile({ path: query.path, revision: query.revision ?? '' }, call)) {
           path ||= chunk.path;
           parts.push(chunk.data);
         }
@@ -63,18 +67,23 @@ export function filesRoutes(deps: FilesRouteDeps): RouteDef[] {
       path: '/v1/agent/files',
       operationId: 'deleteFile',
       summary: 'Delete a file, or a directory with recursive=true',
+      description:
+        'Deleted files go to the trash (`files/trash`) and can be restored (`files/restore`). With `permanent=true` the file or directory (with ' +
+        '`recursive=true`) goes for good with every revision and trashed file at or below the path: its bytes are unreachable at once and removed from ' +
+        'the store within a minute. `permanent=true` also purges a path that holds nothing but trash (a folder of it needs `recursive=true`).',
       tag: 'Files',
       query: DeleteFileQuery,
       responses: { 200: { description: 'Deleted', schema: DeleteResult } },
       errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'DIRECTORY_NOT_EMPTY'],
       handler: async ({ query, call }, res) => {
-        const out = await files.deleteFile({ path: query.path, recursive: query.recursive ?? false }, call);
+        const out = await files.deleteFile({ path: query.path, recursive: query.recursive ?? false, permanent: query.permanent ?? false }, call);
         res.json({ success: true, path: out.path });
       },
     }),
     moveRoute(files, 'move'),
     moveRoute(files, 'copy'),
     ...changesRoutes(files),
+    ...revisionsRoutes(files),
     exportRoute(files, deps.projects, deps.store, deps.logger),
   ];
 }

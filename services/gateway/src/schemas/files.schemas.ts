@@ -65,7 +65,11 @@ export const ListFilesQuery = z
 export const PathQuery = z.object({ path: workspacePath }).strict();
 
 export const DeleteFileQuery = z
-  .object({ path: workspacePath, recursive: booleanQuery.optional().describe('default false: a directory answers 409 DIRECTORY_NOT_EMPTY') })
+  .object({
+    path: workspacePath,
+    recursive: booleanQuery.optional().describe('default false: a directory answers 409 DIRECTORY_NOT_EMPTY'),
+    permanent: booleanQuery.optional().describe('default false: into the trash. true: for good, with every revision and trashed file there (CONTRACT §11)'),
+  })
   .strict();
 
 export const UploadQuery = z

@@ -1,0 +1,238 @@
+/**
+ * The Lua of revisions, the trash, restores, permanent deletes, retention by age and usage
+ * (CONTRACT §11, §14), on the index's prelude and key layout (see index.lua.ts): histories
+ * `P h:<path>`, `P hx`, `P ho`, the trash `P t`, usage `P sz` / `P used`.
+ */
+import { PRELUDE } from './index.lua.js';
+
+/**
+ * The content of one revision of a path (read only): ARGV[7] path, [8] revision.
+ * → its entry (size|mtime|sha256|key|revision), or false.
+ */
+export const REVISION = `${PRELUDE}
+return revisionAt(ARGV[7], ARGV[8]) or false
+`;
+
+/**
+ * The trash at or below a path (read only): ARGV[7] path, [8] '1' for anywhere below it
+ * (else directly in it). → path, its deletion record, path, record, … in byte order.
+ */
+export const TRASH = `${PRELUDE}
+local path, recursive = ARGV[7], ARGV[8] == '1'
+local cut = #path + 2
+local out = {}
+for _, p in ipairs(redis.call('ZRANGEBYLEX', T, '[' .. path .. '/', '(' .. path .. '0')) do
+  if recursive or not p:find('/', cut, true) then
+    out[#out + 1] = p
+    out[#out + 1] = redis.call('LINDEX', history(p), 0) or ''
+  end
+end
+return out
+`;
+
+/**
+ * Makes a revision's bytes the file at a path again, whether a file is there or it was deleted
+ * (a new revision): ARGV[7] path, [8] revision, [9] event template, [10] user id.
+ * → {'OK', path, 'created'|'updated', entry} or {code, path, why}.
+ */
+export const RESTORE = `${PRELUDE}
+local path = ARGV[7]
+local content = revisionAt(path, ARGV[8])
+if not content then return { 'REVISION_NOT_FOUND', ARGV[8] } end
+local above = fileAbove(path)
+if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
+local old = redis.call('HGET', E, path)
+if not old and isdir(path) then return { 'PATH_CONFLICT', path, 'a directory exists at this path' } end
+local size, _, sha, key = entryOf(content)
+local v = size .. '|' .. NOW .. '|' .. sha .. '|' .. key .. '|' .. nextRev()
+if old then unref(field(old, 4)) end
+written(path, old, v)
+store(path, old, v)
+ref(key, size)
+local t = old and 'updated' or 'created'
+log(t, 'file', path, nil, v)
+emit(ARGV[9], 'file.' .. t, path, { userId = ARGV[10], path = path, kind = 'file', size = tonumber(size), sha256 = sha })
+return { 'OK', path, t, v }
+`;
+
+/**
+ * Restores every file in the trash at or below a path to its last content, in one step (the
+ * undo of a recursive delete): ARGV[7] path, [8] event template, [9] user id. Refused whole
+ * when the tree now blocks one of them (a directory at its path, a file above it). Two trashed
+ * files can block each other (a file, and one that was below it when it was a folder): the
+ * newer deletion wins and the other stays in the trash. One change and one event, for the
+ * path (a directory unless the path itself was the file restored).
+ * → {'OK', files restored, kind} or {code, path, why}.
+ */
+export const RESTORE_TREE = `${PRELUDE}
+local path = ARGV[7]
+local found = redis.call('ZRANGEBYLEX', T, '[' .. path .. '/', '(' .. path .. '0')
+if redis.call('ZSCORE', T, path) then found[#found + 1] = path end
+local items = {}
+local blocked = {}
+for _, p in ipairs(found) do
+  if isdir(p) then return { 'PATH_CONFLICT', p, 'a directory exists at this path' } end
+  local parent = split(p)
+  local above = blocked[parent]
+  if above == nil then
+    above = fileAbove(p) or false
+    blocked[parent] = above
+  end
+  if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
+  local _, deleted, _, size, sha, key, at = recordOf(redis.call('LINDEX', history(p), 0) or '')
+  if deleted == '1' then items[#items + 1] = { p = p, at = tonumber(at), size = size, sha = sha, key = key } end
+end
+table.sort(items, function(a, b)
+  if a.at ~= b.at then return a.at > b.at end
+  return a.p < b.p
+end)
+-- Nothing in the tree blocks them now, so only they can block each other: a path restored as a
+-- file (taken) blocks everything below it, and a path with a restored file below it (under)
+-- cannot be a file. Decided here, without a call to Redis.
+local taken, under = {}, {}
+local function free(p)
+  if under[p] then return false end
+  local a = split(p)
+  while a ~= ROOT do
+    if taken[a] then return false end
+    a = split(a)
+  end
+  taken[p] = true
+  a = split(p)
+  while a ~= ROOT and not under[a] do
+    under[a] = true
+    a = split(a)
+  end
+  return true
+end
+local restored, last = 0, nil
+for _, it in ipairs(items) do
+  local p = it.p
+  if free(p) then
+    last = it.size .. '|' .. NOW .. '|' .. it.sha .. '|' .. it.key .. '|' .. nextRev()
+    redis.call('HSET', E, p, last)
+    attach(p, last)
+    ref(it.key, it.size)
+    written(p, nil, last)
+    restored = restored + 1
+  end
+end
+if restored == 0 then return { 'OK', 0, '' } end
+local kind = redis.call('HEXISTS', E, path) == 1 and 'file' or 'directory'
+local v = kind == 'file' and last or nil
+log('created', kind, path, nil, v)
+local data = { userId = ARGV[9], path = path, kind = kind }
+if v then data.size = tonumber(field(v, 1)); data.sha256 = field(v, 3) end
+emit(ARGV[8], 'file.created', path, data)
+return { 'OK', restored, kind }
+`;
+
+/**
+ * Deletes for good (CONTRACT §11 permanent): the file at a path, or with recursive everything at
+ * or below it — current files, the trash and every history — so their bytes are unreachable at
+ * once and queued as garbage due now (the sweeper removes them at its next round, whatever the
+ * grace). ARGV[7] path, [8] '1' for recursive, [9] event template, [10] user id.
+ * → {'OK', 'file'|'directory'|'history', files removed} or {code, path}.
+ */
+export const PURGE = `${PRELUDE}
+local path, recursive = ARGV[7], ARGV[8] == '1'
+local function purge(p)
+  local h = history(p)
+  for _, r in ipairs(redis.call('LRANGE', h, 0, -1)) do unref(field(r, 6), 0) end
+  redis.call('DEL', h)
+  redis.call('ZREM', HX, p)
+  redis.call('ZREM', HO, p)
+  redis.call('ZREM', T, p)
+end
+local old = redis.call('HGET', E, path)
+if old then
+  redis.call('HDEL', E, path)
+  detach(path, old)
+  unref(field(old, 4), 0)
+  purge(path)
+  log('deleted', 'file', path)
+  emit(ARGV[9], 'file.deleted', path, { userId = ARGV[10], path = path, kind = 'file' })
+  return { 'OK', 'file', 1 }
+end
+local lo, hi = '[' .. path .. '/', '(' .. path .. '0'
+local dir = isdir(path)
+local own = redis.call('EXISTS', history(path)) == 1
+local below = #redis.call('ZRANGEBYLEX', HX, lo, hi, 'LIMIT', 0, 1) > 0
+if not dir and not own and not below then return { 'FILE_NOT_FOUND', path } end
+if (dir or below) and not recursive then return { 'DIRECTORY_NOT_EMPTY', path } end
+if own then purge(path) end
+local removed = 0
+if dir then
+  for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, lo, hi)) do
+    local p, v = decode(m)
+    if v then
+      redis.call('HDEL', E, p)
+      unref(field(v, 4), 0)
+      removed = removed + 1
+    else
+      redis.call('DEL', children(p))
+    end
+  end
+  redis.call('ZREMRANGEBYLEX', Z, lo, hi)
+  redis.call('DEL', children(path))
+  detach(path, nil)
+end
+for _, p in ipairs(redis.call('ZRANGEBYLEX', HX, lo, hi)) do purge(p) end
+if not dir then return { 'OK', 'history', 0 } end
+log('deleted', 'directory', path)
+emit(ARGV[9], 'file.deleted', path, { userId = ARGV[10], path = path, kind = 'directory' })
+return { 'OK', 'directory', removed }
+`;
+
+/**
+ * Retention by age (CONTRACT §11, FILE_REVISION_DAYS): drops the records that stopped being
+ * current before the cutoff, oldest first — a record stops being current when the next one is
+ * pushed; the last record of a path that holds no file (a deletion, or a file moved away) when
+ * it was pushed; the current file's never. A path left without records leaves the trash.
+ * ARGV[7] cutoff (ms), [8] most paths to look at.
+ * → {records dropped, the earliest path's score ('' for none), 1 when paths are left to look at}.
+ */
+export const RETAIN = `${PRELUDE}
+local cutoff, budget = tonumber(ARGV[7]), tonumber(ARGV[8])
+local paths = redis.call('ZRANGEBYSCORE', HO, '-inf', cutoff, 'LIMIT', 0, budget)
+local dropped = 0
+for _, p in ipairs(paths) do
+  local h = history(p)
+  local v = redis.call('HGET', E, p)
+  local current = v and field(v, 5)
+  local look = nil
+  while true do
+    local n = redis.call('LLEN', h)
+    if n == 0 then break end
+    local tail = redis.call('LINDEX', h, -1)
+    local since
+    if n >= 2 then
+      since = tonumber(field(redis.call('LINDEX', h, -2), 7))
+    elseif field(tail, 2) == '0' and field(tail, 1) == current then
+      since = nil
+    else
+      since = tonumber(field(tail, 7))
+    end
+    -- The current file's record: look again in a retention period (it may have gone by then).
+    if not since then look = NOW break end
+    if since > cutoff then look = since break end
+    redis.call('RPOP', h)
+    unref(field(tail, 6))
+    dropped = dropped + 1
+  end
+  if look then
+    redis.call('ZADD', HO, look, p)
+  else
+    redis.call('ZREM', HX, p)
+    redis.call('ZREM', HO, p)
+    redis.call('ZREM', T, p)
+  end
+end
+local first = redis.call('ZRANGE', HO, 0, 0, 'WITHSCORES')
+return { dropped, first[2] or '', #paths == budget and 1 or 0 }
+`;
+
+/** The user's usage (read only). → {files, bytes of every referenced object, each once}. */
+export const USAGE = `${PRELUDE}
+return { redis.call('HLEN', E), used() }
+`;

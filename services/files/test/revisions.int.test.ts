@@ -1,0 +1,358 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userTag } from '@workspace/platform';
+import { put, realFiles, tree, type Files } from './support.js';
+
+let files: Files;
+/** The index's clock runs ahead by this much: deletions made apart in a test are ordered apart. */
+let skew = 0;
+const later = () => void (skew += 1_000);
+beforeAll(async () => {
+  files = await realFiles({ clock: () => Date.now() + skew });
+});
+afterAll(async () => files.close());
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+const REV = /^rev_[0-9a-f]{32}$/;
+const text = async (f: Files, u: string, path: string, revision = '') => (await f.workspace.read(u, path, revision)).content.toString();
+/** The events queued for the user, as [type, path, kind]. */
+const events = async (f: Files, u: string) =>
+  (await f.outbox.peek(userTag(u), 100_000)).map((raw) => JSON.parse(raw) as { type: string; data: { path: string; kind: string } }).map((e) => [e.type, e.data.path, e.data.kind]);
+
+describe('files revisions (CONTRACT §11)', () => {
+  it('revisions — every write of a path is a revision, newest first; a delete records a deletion', async () => {
+    const u = files.user();
+    await put(files, u, '/files/a.txt', 'one');
+    await put(files, u, '/files/a.txt', 'two', true);
+    await put(files, u, '/files/src.txt', 'copied');
+    await files.workspace.move(u, 'copy', { from: '/files/src.txt', to: '/files/a.txt', onConflict: 'overwrite' });
+    await put(files, u, '/files/m.txt', 'moved');
+    await files.workspace.move(u, 'move', { from: '/files/m.txt', to: '/files/a.txt', onConflict: 'overwrite' });
+    await files.workspace.delete(u, '/files/a.txt', false);
+    const { path, revisions } = await files.revisions.list(u, '/files/a.txt');
+    expect(path).toBe('/files/a.txt');
+    expect(revisions.map((r) => [r.deleted, r.deleted ? undefined : r.sha256])).toEqual([
+      [true, undefined],
+      [false, sha('moved')],
+      [false, sha('copied')],
+      [false, sha('two')],
+      [false, sha('one')],
+    ]);
+    expect(new Set(revisions.map((r) => r.revision)).size).toBe(5);
+    for (const r of revisions) expect(r.revision).toMatch(REV);
+    expect(revisions[1]).toMatchObject({ size: 5, mimeType: 'text/plain' });
+    expect(revisions[0]).toEqual({ revision: revisions[0]!.revision, deleted: true, modifiedAt: expect.any(String) });
+    // Every revision with content reads back as it was.
+    expect(await text(files, u, '/files/a.txt', revisions[3]!.revision)).toBe('two');
+    expect(await text(files, u, '/files/a.txt', revisions[4]!.revision)).toBe('one');
+    const download = await files.workspace.openDownload(u, '/files/a.txt', revisions[2]!.revision);
+    expect(download.entry).toMatchObject({ path: '/files/a.txt', size: 6, sha256: sha('copied') });
+    expect(Buffer.from(await (await fetch(download.url)).arrayBuffer()).toString()).toBe('copied');
+  });
+
+  it('revisions — REVISION_NOT_FOUND for another path\'s revision, a deletion, a malformed id; FILE_NOT_FOUND for a path that never held a file', async () => {
+    const u = files.user();
+    await put(files, u, '/files/x.txt', 'x');
+    await put(files, u, '/files/y.txt', 'y');
+    await files.workspace.delete(u, '/files/y.txt', false);
+    const [ofX] = (await files.revisions.list(u, '/files/x.txt')).revisions;
+    const [deletion] = (await files.revisions.list(u, '/files/y.txt')).revisions;
+    for (const revision of [ofX!.revision, deletion!.revision, 'rev_nope', `rev_${'0'.repeat(32)}`]) {
+      await expect(files.workspace.read(u, '/files/y.txt', revision), revision).rejects.toMatchObject({ code: 'REVISION_NOT_FOUND' });
+      await expect(files.revisions.restore(u, '/files/y.txt', revision), revision).rejects.toMatchObject({ code: 'REVISION_NOT_FOUND' });
+    }
+    await expect(files.revisions.list(u, '/files/never.txt')).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
+    await expect(files.revisions.list(u, '/files')).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
+    await expect(files.revisions.list(u, '/files/../x')).rejects.toMatchObject({ code: 'INVALID_PATH' });
+    // Another user sees none of it.
+    await expect(files.revisions.list(files.user(), '/files/x.txt')).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
+  });
+
+  it('revisions — a path keeps FILE_REVISIONS records; the oldest go and the sweeper reclaims their bytes', async () => {
+    const three = await realFiles({ keepRevisions: 3 });
+    try {
+      const u = three.user();
+      for (let i = 1; i <= 5; i++) await put(three, u, '/files/v.txt', `version ${i}`, true);
+      const { revisions } = await three.revisions.list(u, '/files/v.txt');
+      expect(revisions.map((r) => (r.deleted ? 'deleted' : r.sha256))).toEqual([sha('version 5'), sha('version 4'), sha('version 3')]);
+      await three.sweeper.sweep();
+      expect(await three.objects()).toHaveLength(3);
+      expect(new Set(await three.objects())).toEqual(new Set(await three.redis.hkeys(`${three.index.keys.prefix(u)}refs`)));
+      // A deletion is a record too; the trashed file stays restorable whatever was trimmed.
+      await three.workspace.delete(u, '/files/v.txt', false);
+      const [trashed] = (await three.revisions.trash(u, '/files', false)).entries;
+      expect(trashed).toMatchObject({ path: '/files/v.txt', sha256: sha('version 5') });
+      expect((await three.revisions.list(u, '/files/v.txt')).revisions).toHaveLength(3);
+      await three.sweeper.sweep();
+      await three.revisions.restore(u, '/files/v.txt', trashed!.revision);
+      expect(await text(three, u, '/files/v.txt')).toBe('version 5');
+    } finally {
+      await three.close();
+    }
+  });
+
+  it('trash — deleted files whose path holds no file, directly in a path or anywhere below it, newest deletion first', async () => {
+    const u = files.user();
+    await put(files, u, '/files/t/keep.txt', 'keep');
+    await put(files, u, '/files/t/gone.md', 'gone');
+    await put(files, u, '/files/t/dir/a.txt', 'a');
+    await put(files, u, '/files/t/dir/sub/b.txt', 'bb');
+    await files.workspace.delete(u, '/files/t/gone.md', false);
+    later();
+    await files.workspace.delete(u, '/files/t/dir', true);
+    const direct = await files.revisions.trash(u, '/files/t', false);
+    expect(direct).toMatchObject({ path: '/files/t', recursive: false });
+    expect(direct.entries.map((e) => e.path)).toEqual(['/files/t/gone.md']);
+    const gone = direct.entries[0]!;
+    expect(gone).toMatchObject({ name: 'gone.md', size: 4, sha256: sha('gone'), mimeType: 'text/markdown' });
+    expect(gone.revision).toBe((await files.revisions.list(u, '/files/t/gone.md')).revisions[1]!.revision);
+    expect(Date.parse(gone.deletedAt)).toBeGreaterThan(0);
+    const all = await files.revisions.trash(u, '/files', true);
+    expect(all.entries.map((e) => e.path)).toEqual(['/files/t/dir/a.txt', '/files/t/dir/sub/b.txt', '/files/t/gone.md']);
+    expect((await files.revisions.trash(u, '/files/t/dir', false)).entries.map((e) => e.path)).toEqual(['/files/t/dir/a.txt']);
+    expect((await files.revisions.trash(u, '/files/nowhere', true)).entries).toEqual([]);
+    // A path that holds a file again leaves the trash, whatever wrote it.
+    await put(files, u, '/files/t/gone.md', 'back');
+    await files.workspace.move(u, 'copy', { from: '/files/t/keep.txt', to: '/files/t/dir/a.txt', onConflict: 'error' });
+    expect((await files.revisions.trash(u, '/files', true)).entries.map((e) => e.path)).toEqual(['/files/t/dir/sub/b.txt']);
+    // A moved file is not deleted: its old path does not enter the trash.
+    await files.workspace.move(u, 'move', { from: '/files/t/keep.txt', to: '/files/t/kept.txt', onConflict: 'error' });
+    expect((await files.revisions.trash(u, '/files', true)).entries.map((e) => e.path)).toEqual(['/files/t/dir/sub/b.txt']);
+  });
+
+  it('restore — overwrite then restore gives the same bytes as a new revision, with one change and one event', async () => {
+    const u = files.user();
+    await put(files, u, '/files/r.md', '# good');
+    const [good] = (await files.revisions.list(u, '/files/r.md')).revisions;
+    await put(files, u, '/files/r.md', '# broken by an agent', true);
+    const cursor = await files.changes.cursor(u, '/files');
+    const before = (await events(files, u)).length;
+    const restored = await files.revisions.restore(u, '/files/r.md/', good!.revision);
+    expect(restored).toEqual({ path: '/files/r.md', size: 6, mimeType: 'text/markdown', sha256: sha('# good'), revision: expect.stringMatching(REV) });
+    expect(restored.revision).not.toBe(good!.revision);
+    expect(await text(files, u, '/files/r.md')).toBe('# good');
+    expect(await files.workspace.stat(u, '/files/r.md')).toMatchObject({ sha256: sha('# good') });
+    const { revisions } = await files.revisions.list(u, '/files/r.md');
+    expect(revisions.map((r) => r.revision)[0]).toBe(restored.revision);
+    expect(revisions).toHaveLength(3);
+    const changes = await files.changes.read(u, cursor, 10, 0);
+    expect(changes.changes).toMatchObject([{ type: 'updated', kind: 'file', path: '/files/r.md', size: 6, sha256: sha('# good') }]);
+    expect((await events(files, u)).slice(before)).toEqual([['file.updated', '/files/r.md', 'file']]);
+    // A deleted file comes back as created.
+    await files.workspace.delete(u, '/files/r.md', false);
+    const again = await files.revisions.restore(u, '/files/r.md', good!.revision);
+    expect(again.sha256).toBe(sha('# good'));
+    expect((await events(files, u)).at(-1)).toEqual(['file.created', '/files/r.md', 'file']);
+    expect((await files.revisions.trash(u, '/files', true)).entries).toEqual([]);
+  });
+
+  it('restore — 409 PATH_CONFLICT for a directory at the path or a file above it; INVALID_PATH for the root', async () => {
+    const u = files.user();
+    await put(files, u, '/files/c/f.txt', 'f');
+    const [rev] = (await files.revisions.list(u, '/files/c/f.txt')).revisions;
+    await files.workspace.delete(u, '/files/c/f.txt', false);
+    await put(files, u, '/files/c/f.txt/inside.txt', 'now a directory');
+    await expect(files.revisions.restore(u, '/files/c/f.txt', rev!.revision)).rejects.toMatchObject({ code: 'PATH_CONFLICT', details: { path: '/files/c/f.txt' } });
+    await expect(files.revisions.restoreTree(u, '/files/c')).rejects.toMatchObject({ code: 'PATH_CONFLICT', details: { path: '/files/c/f.txt' } });
+    await files.workspace.delete(u, '/files/c', true);
+    await put(files, u, '/files/c', 'now a file');
+    await expect(files.revisions.restore(u, '/files/c/f.txt', rev!.revision)).rejects.toMatchObject({ code: 'PATH_CONFLICT', details: { path: '/files/c' } });
+    await expect(files.revisions.restoreTree(u, '/files/c/f.txt')).rejects.toMatchObject({ code: 'PATH_CONFLICT', details: { path: '/files/c' } });
+    await expect(files.revisions.restore(u, '/files', rev!.revision)).rejects.toMatchObject({ code: 'INVALID_PATH' });
+    // Nothing changed by the refusals.
+    expect(await tree(files, u)).toEqual(['/files/c']);
+  });
+
+  it('restore — a recursive delete of 1,000 files undone in one step: one change, one event, identical bytes', async () => {
+    const u = files.user();
+    const contents = new Map<string, string>();
+    for (let i = 0; i < 10; i++) {
+      const p = `/files/proj/d${i % 3}/f${i}.txt`;
+      contents.set(p, `file ${i}`);
+      await put(files, u, p, `file ${i}`);
+    }
+    // 10 files → 1,000 by copies (no bytes are copied).
+    await files.workspace.move(u, 'copy', { from: '/files/proj', to: '/files/big/c0', onConflict: 'error' });
+    for (let i = 1; i < 100; i++) await files.workspace.move(u, 'copy', { from: '/files/big/c0', to: `/files/big/c${i}`, onConflict: 'error' });
+    await put(files, u, '/files/outside.txt', 'not below');
+    const before = await tree(files, u, '/files/big');
+    expect(before.filter((p) => !p.endsWith('/'))).toHaveLength(1_000);
+    await files.workspace.delete(u, '/files/big', true);
+    await files.workspace.delete(u, '/files/outside.txt', false);
+    expect((await files.revisions.trash(u, '/files/big', true)).entries).toHaveLength(1_000);
+    const cursor = await files.changes.cursor(u, '/files');
+    const queued = (await events(files, u)).length;
+    const started = Date.now();
+    expect(await files.revisions.restoreTree(u, '/files/big')).toEqual({ path: '/files/big', restored: 1_000 });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await tree(files, u, '/files/big')).toEqual(before);
+    expect(await text(files, u, '/files/big/c57/d1/f7.txt')).toBe('file 7');
+    const listed = await files.workspace.list(u, '/files/big', true);
+    for (const e of listed.entries) if (e.entry) expect(e.entry.sha256, e.path).toBe(sha(contents.get(e.path.replace(/^\/files\/big\/c\d+/, '/files/proj'))!));
+    expect((await files.changes.read(u, cursor, 10, 0)).changes).toMatchObject([{ type: 'created', kind: 'directory', path: '/files/big' }]);
+    expect((await events(files, u)).slice(queued)).toEqual([['file.created', '/files/big', 'directory']]);
+    // Only what was below the path came back.
+    expect((await files.revisions.trash(u, '/files', true)).entries.map((e) => e.path)).toEqual(['/files/outside.txt']);
+    expect(await files.revisions.restoreTree(u, '/files/big')).toEqual({ path: '/files/big', restored: 0 });
+  });
+
+  it('restore — recursive: two trashed files that block each other (a file, and one below it when it was a folder): the newer deletion wins', async () => {
+    const u = files.user();
+    await put(files, u, '/files/k/x/inner.txt', 'inner');
+    await files.workspace.delete(u, '/files/k/x', true);
+    later();
+    await put(files, u, '/files/k/x', 'a file now');
+    await files.workspace.delete(u, '/files/k/x', false);
+    expect(await files.revisions.restoreTree(u, '/files/k')).toEqual({ path: '/files/k', restored: 1 });
+    expect(await text(files, u, '/files/k/x')).toBe('a file now');
+    expect((await files.revisions.trash(u, '/files/k', true)).entries.map((e) => e.path)).toEqual(['/files/k/x/inner.txt']);
+    // The path itself, when it is the trashed file, comes back as a file change.
+    await files.workspace.delete(u, '/files/k/x', false);
+    const cursor = await files.changes.cursor(u, '/files');
+    expect(await files.revisions.restoreTree(u, '/files/k/x')).toEqual({ path: '/files/k/x', restored: 1 });
+    expect((await files.changes.read(u, cursor, 10, 0)).changes).toMatchObject([{ type: 'created', kind: 'file', path: '/files/k/x', sha256: sha('a file now') }]);
+  });
+
+  it('permanent delete — a file with all its revisions goes, its bytes at the next sweep whatever the grace; shared bytes stay', async () => {
+    const slow = await realFiles({ graceMs: 3_600_000 });
+    try {
+      const u = slow.user();
+      await put(slow, u, '/files/p/a.txt', 'secret 1');
+      await put(slow, u, '/files/p/a.txt', 'secret 2', true);
+      await slow.workspace.move(u, 'copy', { from: '/files/p/a.txt', to: '/files/p/copy.txt', onConflict: 'error' });
+      const [, first] = (await slow.revisions.list(u, '/files/p/a.txt')).revisions;
+      const cursor = await slow.changes.cursor(u, '/files');
+      await slow.workspace.delete(u, '/files/p/a.txt', false, true);
+      await expect(slow.revisions.list(u, '/files/p/a.txt')).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
+      await expect(slow.workspace.read(u, '/files/p/a.txt', first!.revision)).rejects.toMatchObject({ code: 'REVISION_NOT_FOUND' });
+      expect((await slow.revisions.trash(u, '/files', true)).entries).toEqual([]);
+      expect((await slow.changes.read(u, cursor, 10, 0)).changes).toMatchObject([{ type: 'deleted', kind: 'file', path: '/files/p/a.txt' }]);
+      expect(await slow.objects()).toHaveLength(2);
+      await slow.sweeper.sweep();
+      // 'secret 1' is gone; 'secret 2' stays for the copy that shares it.
+      expect(await slow.objects()).toHaveLength(1);
+      expect(await text(slow, u, '/files/p/copy.txt')).toBe('secret 2');
+      await expect(slow.workspace.delete(u, '/files/p/a.txt', false, true)).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('permanent delete — a folder in the trash needs recursive; it purges every history below, current files too, and nothing beside it', async () => {
+    const u = files.user();
+    await put(files, u, '/files/q/d/x.txt', 'x');
+    await put(files, u, '/files/q/d/sub/y.txt', 'y');
+    await put(files, u, '/files/q/dd.txt', 'beside');
+    await files.workspace.delete(u, '/files/q/d', true);
+    await put(files, u, '/files/q/d/new.txt', 'new');
+    await expect(files.workspace.delete(u, '/files/q/d', false, true)).rejects.toMatchObject({ code: 'DIRECTORY_NOT_EMPTY' });
+    await files.workspace.delete(u, '/files/q/d', true, true);
+    expect(await tree(files, u, '/files/q')).toEqual(['/files/q/dd.txt']);
+    expect((await files.revisions.trash(u, '/files', true)).entries).toEqual([]);
+    for (const p of ['/files/q/d/x.txt', '/files/q/d/sub/y.txt', '/files/q/d/new.txt']) await expect(files.revisions.list(u, p)).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
+    expect((await files.revisions.list(u, '/files/q/dd.txt')).revisions).toHaveLength(1);
+    // A folder that is only in the trash: recursive purges it, without a change (the tree is as it was).
+    await put(files, u, '/files/q/gone/z.txt', 'z');
+    await files.workspace.delete(u, '/files/q/gone', true);
+    const cursor = await files.changes.cursor(u, '/files');
+    await expect(files.workspace.delete(u, '/files/q/gone', false, true)).rejects.toMatchObject({ code: 'DIRECTORY_NOT_EMPTY' });
+    await files.workspace.delete(u, '/files/q/gone', true, true);
+    expect((await files.revisions.trash(u, '/files', true)).entries).toEqual([]);
+    expect((await files.changes.read(u, cursor, 10, 0)).changes).toEqual([]);
+    await expect(files.workspace.delete(u, '/files/q/gone', true, true)).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
+  });
+
+  it('retention — a revision goes a retention period after it stopped being current, a trashed file after its deletion; the current file stays', async () => {
+    let now = Date.now();
+    const R = 10_000;
+    const aged = await realFiles({ retentionMs: R, clock: () => now });
+    try {
+      const u = aged.user();
+      const t0 = now;
+      await put(aged, u, '/files/v.txt', 'v1');
+      now += 1_000;
+      await put(aged, u, '/files/v.txt', 'v2', true); // v1 stopped being current at t0 + 1 s
+      now += 1_000;
+      await put(aged, u, '/files/x.txt', 'x');
+      await aged.workspace.delete(u, '/files/x.txt', false); // in the trash since t0 + 2 s
+      await put(aged, u, '/files/m.txt', 'moved away');
+      await aged.workspace.move(u, 'move', { from: '/files/m.txt', to: '/files/n.txt', onConflict: 'error' });
+      const shas = async (p: string) => (await aged.revisions.list(u, p)).revisions.map((r) => (r.deleted ? 'deleted' : r.sha256));
+      now = t0 + 1_000 + R - 1;
+      await aged.sweeper.sweep();
+      expect(await shas('/files/v.txt')).toEqual([sha('v2'), sha('v1')]);
+      now = t0 + 1_000 + R;
+      await aged.sweeper.sweep();
+      expect(await shas('/files/v.txt')).toEqual([sha('v2')]);
+      expect((await aged.revisions.trash(u, '/files', true)).entries.map((e) => e.path)).toEqual(['/files/x.txt']);
+      now = t0 + 2_000 + R;
+      await aged.sweeper.sweep();
+      expect((await aged.revisions.trash(u, '/files', true)).entries).toEqual([]);
+      await expect(aged.revisions.list(u, '/files/x.txt')).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
+      // The old path of a moved file keeps its record a retention period too, then it goes.
+      await expect(aged.revisions.list(u, '/files/m.txt')).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
+      // Long after, the current files are whole, and the bucket holds exactly what they reference.
+      now += 100 * R;
+      await aged.sweeper.sweep();
+      expect(await shas('/files/v.txt')).toEqual([sha('v2')]);
+      expect(await text(aged, u, '/files/n.txt')).toBe('moved away');
+      expect(await aged.objects()).toHaveLength(2);
+      expect(new Set(await aged.objects())).toEqual(new Set(await aged.redis.hkeys(`${aged.index.keys.prefix(u)}refs`)));
+      // A write made after the user's turn was set is still retained in time.
+      await put(aged, u, '/files/v.txt', 'v3', true);
+      now += R;
+      await aged.sweeper.sweep();
+      expect(await shas('/files/v.txt')).toEqual([sha('v3')]);
+    } finally {
+      await aged.close();
+    }
+  });
+
+  it('quota — FILE_QUOTA_BYTES counts files, revisions and the trash, each object once; concurrent uploads never pass it', async () => {
+    const small = await realFiles({ quotaBytes: 100 });
+    try {
+      const u = small.user();
+      const bytes = (n: number, c = 'x') => c.repeat(n);
+      await put(small, u, '/files/a.txt', bytes(40));
+      await put(small, u, '/files/a.txt', bytes(30, 'y'), true); // the 40 bytes stay as a revision
+      await small.workspace.move(u, 'copy', { from: '/files/a.txt', to: '/files/b.txt', onConflict: 'error' }); // shares its 30 bytes
+      await small.workspace.delete(u, '/files/b.txt', false);
+      expect(await small.uploads.usage(u)).toEqual({ count: 1, bytes: 70, quotaBytes: 100 });
+      await expect(put(small, u, '/files/c.txt', bytes(31))).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'FILE_QUOTA_BYTES', limit: '100', used: '70' } });
+      expect(await tree(small, u)).toEqual(['/files/a.txt']);
+      await put(small, u, '/files/c.txt', bytes(30));
+      // Full: an upload is refused before its bytes are sent.
+      await expect(small.uploads.begin(u, { path: '/files/d.txt', filename: '', onConflict: 'error' })).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+      // A restore takes no new bytes; a permanent delete gives back what nothing else holds.
+      const [, forty] = (await small.revisions.list(u, '/files/a.txt')).revisions;
+      await small.revisions.restore(u, '/files/a.txt', forty!.revision);
+      expect((await small.uploads.usage(u)).bytes).toBe(100);
+      await small.workspace.delete(u, '/files/c.txt', false, true);
+      expect(await small.uploads.usage(u)).toEqual({ count: 1, bytes: 70, quotaBytes: 100 });
+      // 20 concurrent uploads of 10 bytes with 30 left: exactly 3 succeed, whatever their order.
+      const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => put(small, u, `/files/many/${i}.txt`, bytes(10, String(i % 10)))));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'QUOTA_EXCEEDED' });
+      expect(await small.uploads.usage(u)).toEqual({ count: 4, bytes: 100, quotaBytes: 100 });
+      // Refused uploads leave nothing: the bucket holds exactly what is referenced.
+      await small.sweeper.sweep();
+      expect(new Set(await small.objects())).toEqual(new Set(await small.redis.hkeys(`${small.index.keys.prefix(u)}refs`)));
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('sweeper — bytes of revisions and of the trash stay; nothing unreferenced is left', async () => {
+    const u = files.user();
+    await put(files, u, '/files/s/a.txt', 'a1');
+    await put(files, u, '/files/s/a.txt', 'a2', true);
+    await put(files, u, '/files/s/b.txt', 'b');
+    await files.workspace.delete(u, '/files/s', true);
+    await files.sweeper.sweep();
+    const mine = (await files.objects()).filter((k) => k.includes(`/${createHash('sha256').update(u).digest('hex')}/`));
+    expect(mine).toHaveLength(3);
+    expect(new Set(mine)).toEqual(new Set(await files.redis.hkeys(`${files.index.keys.prefix(u)}refs`)));
+    const [a1] = (await files.revisions.list(u, '/files/s/a.txt')).revisions.slice(-1);
+    expect(await text(files, u, '/files/s/a.txt', a1!.revision)).toBe('a1');
+  });
+});
