@@ -23,7 +23,7 @@ export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;
 }
 
-type NotFoundKind = 'project' | 'agent' | 'file' | 'chat' | 'schedule' | 'trigger' | 'revision';
+type NotFoundKind = 'project' | 'agent' | 'file' | 'chat' | 'schedule' | 'trigger' | 'revision' | 'config' | 'alias' | 'webhook' | 'link';
 
 const NOT_FOUND_CODES = {
   project: 'PROJECT_NOT_FOUND',
@@ -33,6 +33,10 @@ const NOT_FOUND_CODES = {
   schedule: 'SCHEDULE_NOT_FOUND',
   trigger: 'TRIGGER_NOT_FOUND',
   revision: 'REVISION_NOT_FOUND',
+  config: 'CONFIG_NOT_FOUND',
+  alias: 'ALIAS_NOT_FOUND',
+  webhook: 'WEBHOOK_NOT_FOUND',
+  link: 'LINK_NOT_FOUND',
 } as const satisfies Record<NotFoundKind, ErrorCode>;
 
 /** Factories: one place that words each error, so services never invent their own. */
@@ -52,6 +56,9 @@ export const errors = {
     new AppError('STALE_AGENT_CONFIG', 'the Agent has changed since baseConfigId; reload and retry', {
       details: { currentConfigId },
     }),
+  /** A conditional change (`If-Match`) whose condition no longer holds; `currentConfigId` is what is there now. */
+  preconditionFailed: (currentConfigId: string) =>
+    new AppError('PRECONDITION_FAILED', 'If-Match does not name the current configId; reload and retry', { details: { currentConfigId } }),
   fileExists: (path: string) =>
     new AppError('FILE_EXISTS', `a file already exists at ${path}; use onConflict=overwrite or uuid`, { details: { path } }),
   pathConflict: (path: string, why: string) => new AppError('PATH_CONFLICT', `${why}: ${path}`, { details: { path } }),
