@@ -342,6 +342,48 @@ describe('files revisions (CONTRACT §11)', () => {
     }
   });
 
+  it('quota — uploads reserve bytes as they stream: a reservation holds room against others, the commit settles it, an abort or expiry gives it back', async () => {
+    let now = Date.now();
+    const small = await realFiles({ quotaBytes: 100, pendingMs: 60_000, clock: () => now });
+    try {
+      const u = small.user();
+      const begin = (path: string) => small.uploads.begin(u, { path, filename: '', onConflict: 'error' });
+      const a = await begin('/files/a.bin');
+      const b = await begin('/files/b.bin');
+      await small.uploads.reserve(u, a.uploadId, 40);
+      await small.uploads.reserve(u, a.uploadId, 60); // a running total: 20 more
+      await small.uploads.reserve(u, a.uploadId, 50); // never shrinks
+      await expect(small.uploads.reserve(u, b.uploadId, 41)).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'FILE_QUOTA_BYTES', limit: '100', used: '60' } });
+      await small.uploads.reserve(u, b.uploadId, 40);
+      // Full with reservations: a new upload is refused before it starts.
+      await expect(begin('/files/c.bin')).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED', details: { used: '100' } });
+      // The commit settles a's reservation into 55 bytes of usage (it reserved 60).
+      await small.blobs.put((await small.index.getUpload(u, a.uploadId))!.key, Buffer.alloc(55, 1), 'application/octet-stream');
+      await small.uploads.commit(u, a.uploadId, { size: 55, sha256: createHash('sha256').update(Buffer.alloc(55, 1)).digest('hex'), parts: [] });
+      expect((await small.uploads.usage(u)).bytes).toBe(55);
+      // b still holds 40: 5 left.
+      const c = await begin('/files/c.bin');
+      await expect(small.uploads.reserve(u, c.uploadId, 6)).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+      // An abort gives b's 40 back.
+      await small.uploads.abort(u, b.uploadId);
+      await small.uploads.reserve(u, c.uploadId, 45);
+      await expect(small.uploads.reserve(u, b.uploadId, 1)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+      // An upload that expires gives its reservation back at the sweep.
+      now += 120_000;
+      await small.sweeper.sweep();
+      expect(await small.index.getUpload(u, c.uploadId)).toBeUndefined();
+      const d = await begin('/files/d.bin');
+      await small.uploads.reserve(u, d.uploadId, 45);
+      expect(await small.redis.hgetall(`${small.index.keys.prefix(u)}rsv`)).toEqual({ [d.uploadId]: '45' });
+      await small.uploads.abort(u, d.uploadId);
+      expect(await small.redis.exists(`${small.index.keys.prefix(u)}rsvt`, `${small.index.keys.prefix(u)}rsv`)).toBe(0);
+      await expect(small.uploads.reserve(u, 'up_nope', 1)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(small.uploads.reserve(u, d.uploadId, -1)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'totalBytes' } });
+    } finally {
+      await small.close();
+    }
+  });
+
   it('sweeper — bytes of revisions and of the trash stay; nothing unreferenced is left', async () => {
     const u = files.user();
     await put(files, u, '/files/s/a.txt', 'a1');

@@ -63,6 +63,10 @@ export class RedisAgentReads {
     return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as AgentConfig);
   }
 
+  async count(userId: string): Promise<number> {
+    return this.redis.zcard(keysOf(userId).index);
+  }
+
   /** O(log n + limit): a rank range of the index, then one pipelined read per Agent on the page. */
   async page(userId: string, offset: number, limit: number): Promise<{ agents: AgentRecord[]; total: number }> {
     const k = keysOf(userId);

@@ -48,6 +48,11 @@ export class Agents {
     this.#now = options.clock ?? (() => new Date());
   }
 
+  /** The user's Agents against MAX_AGENTS (CONTRACT §14 usage); limit 0: none. */
+  async usage(scope: Scope): Promise<{ count: number; limit: number }> {
+    return { count: await this.#repo.count(scope.userId), limit: this.#maxAgents ?? 0 };
+  }
+
   /**
    * With `idempotencyKey`, a repeat returns the Agent the first call made (while it exists)
    * instead of another. Refused with QUOTA_EXCEEDED when the user has MAX_AGENTS already; both

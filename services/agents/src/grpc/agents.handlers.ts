@@ -37,6 +37,7 @@ export function agentsHandlers(deps: { agents: Agents; chats: Chats; repo: Agent
     },
     createChat: async (req, ctx) => chatToProto(await chats.create(scopeOf(ctx), req.agentId, { title: req.title, idempotencyKey: req.idempotencyKey })),
     listChats: async (req, ctx) => ({ chats: (await chats.list(scopeOf(ctx), req.agentId)).map(chatToProto) }),
+    getAgentUsage: async (_req, ctx) => agents.usage(scopeOf(ctx)),
     getChat: async (req, ctx) => {
       const { chat, config } = await chats.get(scopeOf(ctx), req.agentId, req.chatId);
       return { chat: chatToProto(chat), config: configToProto(config) };

@@ -15,6 +15,8 @@
  *   P gc         ZSET   object key → when nothing referenced it any more (the sweeper's work)
  *   P log        STREAM the user's changes (CONTRACT §10), trimmed to what must be kept
  *   P up / upx   HASH / ZSET   uploads in flight: id → record, id → expiry
+ *   P rsv / rsvt HASH / STRING bytes reserved against the quota by uploads in flight (as
+ *                       their bytes stream, before they reach the store): id → bytes, and the sum
  *   P kn:<agent> HASH   sha256 → object key: an Agent's pinned knowledge
  *   P knx        SET    Agents whose knowledge was removed (a late pin must not bring it back)
  *   P h:<path>   LIST   the path's history (CONTRACT §11), newest first, at most KEEP_REVS
@@ -48,6 +50,7 @@ local KEEP_MS = tonumber(ARGV[4])
 local KEEP_REVS = tonumber(ARGV[5])
 local E, Z, R, G, L = P .. 'e', P .. 'z', P .. 'refs', P .. 'gc', P .. 'log'
 local SZ, U = P .. 'sz', P .. 'used'
+local RSV, RSVT = P .. 'rsv', P .. 'rsvt'
 local T, HX, HO = P .. 't', P .. 'hx', P .. 'ho'
 local ROOT = '/files'
 
@@ -176,6 +179,21 @@ end
 local function used()
   return tonumber(redis.call('GET', U) or '0')
 end
+-- The bytes uploads in flight have reserved, and what one of them holds.
+local function reserved()
+  return tonumber(redis.call('GET', RSVT) or '0')
+end
+local function reservedBy(upload)
+  return tonumber(redis.call('HGET', RSV, upload) or '0')
+end
+-- Gives back what an upload reserved (it was committed, aborted or expired).
+local function release(upload)
+  local bytes = reservedBy(upload)
+  if bytes > 0 then
+    redis.call('HDEL', RSV, upload)
+    if redis.call('DECRBY', RSVT, bytes) <= 0 then redis.call('DEL', RSVT) end
+  end
+end
 
 -- Appends a change; history older than KEEP_MS is trimmed, but never below KEEP_COUNT changes.
 local function log(t, kind, path, from, v)
@@ -295,10 +313,13 @@ if old or dir then
   end
 end
 local quota = tonumber(ARGV[14])
-if quota > 0 and used() + tonumber(field(v, 1)) > quota then return { 'QUOTA_EXCEEDED', tostring(used()), ARGV[14] } end
+-- The upload's own reservation becomes its bytes; everyone else's still counts.
+local others = used() + reserved() - (upload ~= '' and reservedBy(upload) or 0)
+if quota > 0 and others + tonumber(field(v, 1)) > quota then return { 'QUOTA_EXCEEDED', tostring(others), ARGV[14] } end
 if upload ~= '' then
   redis.call('HDEL', P .. 'up', upload)
   redis.call('ZREM', P .. 'upx', upload)
+  release(upload)
 end
 if old then unref(field(old, 4)) end
 written(path, old, v)
@@ -326,8 +347,28 @@ if (file or dir) and mode ~= 'uuid' then
   if mode == 'error' then return { 'FILE_EXISTS', path } end
 end
 local quota = tonumber(ARGV[9])
-if quota > 0 and used() >= quota then return { 'QUOTA_EXCEEDED', tostring(used()), ARGV[9] } end
+local taken = used() + reserved()
+if quota > 0 and taken >= quota then return { 'QUOTA_EXCEEDED', tostring(taken), ARGV[9] } end
 return { 'OK', file and 'file' or (dir and 'directory' or 'free') }
+`;
+
+/**
+ * Reserves quota for an upload's bytes before they are sent to the store: ARGV[7] upload id,
+ * [8] the bytes it will have sent once the next piece is out (a running total: only growth
+ * reserves more), [9] the byte quota (0: none). The commit turns the reservation into the
+ * file's bytes; an abort or expiry gives it back.
+ * → {'OK'} or {'UPLOAD_GONE', id} or {'QUOTA_EXCEEDED', used, quota}.
+ */
+export const RESERVE_UPLOAD = `${PRELUDE}
+local upload, total, quota = ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
+if redis.call('HEXISTS', P .. 'up', upload) == 0 then return { 'UPLOAD_GONE', upload } end
+local held = reservedBy(upload)
+if total <= held then return { 'OK' } end
+local others = used() + reserved() - held
+if quota > 0 and others + total > quota then return { 'QUOTA_EXCEEDED', tostring(others), ARGV[9] } end
+redis.call('HSET', RSV, upload, total)
+redis.call('INCRBY', RSVT, total - held)
+return { 'OK' }
 `;
 
 /**
@@ -531,6 +572,7 @@ local record = redis.call('HGET', P .. 'up', ARGV[7])
 if not record then return false end
 redis.call('HDEL', P .. 'up', ARGV[7])
 redis.call('ZREM', P .. 'upx', ARGV[7])
+release(ARGV[7])
 redis.call('ZADD', G, NOW, cjson.decode(record).key)
 return record
 `;

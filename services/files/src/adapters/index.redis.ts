@@ -21,6 +21,7 @@ const SCRIPTS = {
   fsImport: lua.IMPORT,
   fsImportPin: lua.IMPORT_PIN,
   fsClaimUpload: lua.CLAIM_UPLOAD,
+  fsReserveUpload: lua.RESERVE_UPLOAD,
   fsTouchUpload: lua.TOUCH_UPLOAD,
   fsClaimGarbage: lua.CLAIM_GARBAGE,
   fsRevision: revisionsLua.REVISION,
@@ -240,6 +241,10 @@ export class RedisFileIndex implements FileIndex {
     const prefix = this.keys.prefix(userId);
     await this.#redis.zadd(this.keys.sweep, this.#now(), userTag(userId));
     await this.#redis.multi().hset(`${prefix}up`, id, JSON.stringify(upload)).zadd(`${prefix}upx`, expiresAt, id).exec();
+  }
+
+  async reserveUpload(userId: string, id: string, totalBytes: number, quotaBytes: number): Promise<void> {
+    refusal(await this.#run('fsReserveUpload', this.keys.prefix(userId), userTag(userId), [id, totalBytes, quotaBytes]));
   }
 
   async getUpload(userId: string, id: string): Promise<PendingUpload | undefined> {

@@ -88,6 +88,19 @@ export class Uploads {
     return Promise.all(numbers.map((n) => this.#o.blobs.presignPart(upload.key, upload.multipartId!, n, seconds)));
   }
 
+  /**
+   * Reserves quota for the bytes the caller is about to send (`totalBytes`: all it will have
+   * sent then), so that uploads that together would pass FILE_QUOTA_BYTES are refused while
+   * they stream, not after their bytes reached the store. Settled by the commit, given back by
+   * an abort or expiry.
+   */
+  async reserve(userId: string, uploadId: string, totalBytes: number): Promise<void> {
+    if (!UPLOAD_ID.test(uploadId)) throw errors.invalidArgument('unknown upload id', 'uploadId');
+    if (!Number.isSafeInteger(totalBytes) || totalBytes < 0) throw errors.invalidArgument('totalBytes must be a whole number of bytes', 'totalBytes');
+    if (totalBytes > this.#o.maxUploadBytes) throw errors.payloadTooLarge(this.#o.maxUploadBytes);
+    await this.#o.index.reserveUpload(userId, uploadId, totalBytes, this.#o.quotaBytes);
+  }
+
   /** Makes the uploaded bytes the file, or refuses and drops them. */
   async commit(userId: string, uploadId: string, input: { size: number; sha256: string; parts: { partNumber: number; etag: string }[] }): Promise<StoredFile> {
     if (!SHA256.test(input.sha256)) throw errors.invalidArgument('sha256 must be 64 lowercase hex digits', 'sha256');

@@ -103,6 +103,10 @@ export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof Files
       ctx.logger.info({ size: stored.size }, 'file uploaded');
       return stored;
     },
+    reserveUpload: async (req, ctx) => {
+      await uploads.reserve(requireUser(ctx), req.uploadId, req.totalBytes);
+      return {};
+    },
     abortUpload: async (req, ctx) => {
       await uploads.abort(requireUser(ctx), req.uploadId);
       return {};

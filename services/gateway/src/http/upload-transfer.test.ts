@@ -7,12 +7,17 @@ import { sendBody, URL_MAX_AGE_MS, type PartSink, type UploadTarget } from './up
 const target = (partSize: number, maxBytes = 1 << 30): UploadTarget => ({ putUrl: 'put://single', partSize, maxBytes });
 
 /** Records every PUT (a copy of its body, and the buffer it came from) and every URL batch asked for. */
-function recordingSink(options: { failPut?: (url: string) => boolean } = {}) {
+function recordingSink(options: { failPut?: (url: string) => boolean; quota?: number } = {}) {
   const puts: { url: string; body: Buffer; storage: ArrayBufferLike }[] = [];
   const batches: [number, number][] = [];
+  const reserved: number[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
   const sink: PartSink = {
+    reserve: async (total) => {
+      if (options.quota !== undefined && total > options.quota) throw errors.quotaExceeded('FILE_QUOTA_BYTES', options.quota, 0);
+      reserved.push(total);
+    },
     partUrls: async (first, count) => {
       batches.push([first, count]);
       return Array.from({ length: count }, (_, i) => `put://part/${first + i}`);
@@ -27,7 +32,7 @@ function recordingSink(options: { failPut?: (url: string) => boolean } = {}) {
       return `"etag-${url}"`;
     },
   };
-  return { sink, puts, batches, maxInFlight: () => maxInFlight };
+  return { sink, puts, batches, reserved, maxInFlight: () => maxInFlight };
 }
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -125,6 +130,7 @@ describe('upload transfer', () => {
     let started!: (signal: AbortSignal) => void;
     const putStarted = new Promise<AbortSignal>((resolve) => (started = resolve));
     const sink: PartSink = {
+      reserve: async () => {},
       partUrls: async (first, count) => Array.from({ length: count }, (_, i) => `put://part/${first + i}`),
       put: (_url, _body, signal) => {
         started(signal);
@@ -138,5 +144,25 @@ describe('upload transfer', () => {
     source.write(bytesOf(15)); // 30 > 25
     await expect(sending).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
     expect(signal.aborted).toBe(true);
+  });
+
+  it('upload transfer — every piece reserves its bytes (a running total) before its PUT', async () => {
+    const { sink, puts, reserved } = recordingSink();
+    await sendBody(chunked(bytesOf(100 * 3 + 7), 13), { target: target(100), sink });
+    expect(reserved).toEqual([100, 200, 300, 307]);
+    expect(puts.map((p) => p.url)).toEqual(['put://part/1', 'put://part/2', 'put://part/3', 'put://part/4']);
+    const single = recordingSink();
+    await sendBody(chunked(bytesOf(42), 5), { target: target(100), sink: single.sink });
+    expect(single.reserved).toEqual([42]);
+  });
+
+  it('upload transfer — a refused reservation stops the body before the bytes that do not fit are sent', async () => {
+    const { sink, puts } = recordingSink({ quota: 250 });
+    const source = chunked(bytesOf(100 * 5), 10);
+    await expect(sendBody(source, { target: target(100), sink })).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+    expect(puts.map((p) => p.url)).toEqual(['put://part/1', 'put://part/2']);
+    const small = recordingSink({ quota: 10 });
+    await expect(sendBody(chunked(bytesOf(11), 3), { target: target(100), sink: small.sink })).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+    expect(small.puts).toEqual([]);
   });
 });

@@ -29,8 +29,13 @@ export interface UploadTarget {
   maxBytes: number;
 }
 
-/** Where the bytes go: the files service's UploadParts and the object store's PUT. */
+/** Where the bytes go: the files service's UploadParts and ReserveUpload, and the object store's PUT. */
 export interface PartSink {
+  /**
+   * Reserves quota for every byte sent so far plus the piece about to go (`totalBytes`, a
+   * running total), before it goes: refused (QUOTA_EXCEEDED) while the body still streams.
+   */
+  reserve(totalBytes: number): Promise<void>;
   /** Presigned URLs of parts `first`, `first + 1`, … (`count` of them). */
   partUrls(first: number, count: number): Promise<string[]>;
   /** PUTs `body` to a presigned URL and resolves with the store's ETag. */
@@ -99,6 +104,8 @@ class PartSender {
   private buffers = 1;
   private readonly inFlight: { buffer: PartBuffer; done: Promise<void> }[] = [];
   private nextPart = 1;
+  /** Bytes of the parts handed to the store so far. */
+  private sent = 0;
   private urls = { from: 1, at: 0, list: [] as string[] };
   private readonly parts: CompletedPart[] = [];
   private readonly now: () => number;
@@ -120,7 +127,9 @@ class PartSender {
   /** Sends what is left; resolves with the parts (none for the single PUT). */
   async finish(): Promise<CompletedPart[]> {
     if (this.nextPart === 1) {
-      await this.o.sink.put(this.o.target.putUrl, this.filling.bytes(), this.o.signal);
+      const body = this.filling.bytes();
+      await this.o.sink.reserve(body.length);
+      await this.o.sink.put(this.o.target.putUrl, body, this.o.signal);
       return [];
     }
     await this.sendFilling(false);
@@ -131,8 +140,10 @@ class PartSender {
   /** Starts the PUT of the filled part, then finds a buffer for the next (waiting for one if all are out). */
   private async sendFilling(more = true): Promise<void> {
     const partNumber = this.nextPart++;
-    const url = await this.urlOf(partNumber);
     const buffer = this.filling;
+    this.sent += buffer.length;
+    await this.o.sink.reserve(this.sent);
+    const url = await this.urlOf(partNumber);
     const done = this.o.sink.put(url, buffer.bytes(), this.o.signal).then((etag) => {
       this.parts.push({ partNumber, etag });
     });

@@ -23,7 +23,7 @@ let s3: Server;
 let s3Url = '';
 
 /** What the files service was asked, and how it answers. */
-let calls: { commits: CommitUploadRequest[]; aborts: string[]; parts: number[] };
+let calls: { commits: CommitUploadRequest[]; aborts: string[]; parts: number[]; reserved: number[] };
 let refuseBegin = false;
 const PART_SIZE = 1000;
 
@@ -31,6 +31,10 @@ const files = {
   beginUpload: async (r: { path?: string; filename: string }) => {
     if (refuseBegin) throw errors.fileExists(r.path ?? '/files/x');
     return { uploadId: 'up-1', path: r.path ?? `/files/${r.filename}`, putUrl: `${s3Url}/single`, partSize: PART_SIZE, maxBytes: 10 * PART_SIZE };
+  },
+  reserveUpload: async (r: { uploadId: string; totalBytes: number }) => {
+    calls.reserved.push(r.totalBytes);
+    return {};
   },
   uploadParts: async (r: { firstPartNumber: number; count: number }) => {
     calls.parts.push(r.firstPartNumber);
@@ -100,13 +104,13 @@ afterAll(async () => {
 });
 
 afterEach(() => {
-  calls = { commits: [], aborts: [], parts: [] };
+  calls = { commits: [], aborts: [], parts: [], reserved: [] };
   refuseBegin = false;
   storeFails = false;
   getMode = 'whole';
   objects.clear();
 });
-calls = { commits: [], aborts: [], parts: [] };
+calls = { commits: [], aborts: [], parts: [], reserved: [] };
 
 const BOUNDARY = 'b0undary';
 const head = (filename: string) => Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\n\r\n`);
@@ -163,6 +167,7 @@ describe('files transfer routes', () => {
     const content = Buffer.alloc(2 * PART_SIZE + 10, 7);
     expect((await post([head('big.bin'), content.subarray(0, 1500), content.subarray(1500), tail])).status).toBe(200);
     expect(calls.parts).toEqual([1]);
+    expect(calls.reserved, 'each part reserved before it is sent').toEqual([PART_SIZE, 2 * PART_SIZE, 2 * PART_SIZE + 10]);
     expect(calls.commits[0]?.parts).toEqual([1, 2, 3].map((n) => ({ partNumber: n, etag: `"etag/part/${n}"` })));
     expect(Buffer.concat([1, 2, 3].map((n) => objects.get(`/part/${n}`)!))).toEqual(content);
   });

@@ -7,6 +7,7 @@ import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/fi
 import { filesRoutes, type FilesRouteDeps } from './files.routes.js';
 import { projectsRoutes } from './projects.routes.js';
 import type { RouteDef } from './route.js';
+import { usageRoutes } from './usage.routes.js';
 
 /** One gRPC client per downstream service. */
 export interface Clients {
@@ -27,5 +28,6 @@ export function buildRoutes(clients: Clients, options: RouteOptions): RouteDef[]
     ...agentsRoutes(clients.agents, clients.automations),
     ...filesRoutes({ ...options, files: clients.files, projects: clients.projects }),
     ...(clients.automations ? automationsRoutes(clients.automations) : []),
+    ...usageRoutes(clients),
   ];
 }

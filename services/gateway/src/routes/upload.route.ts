@@ -25,13 +25,14 @@ export function uploadRoute(deps: FilesRouteDeps): RouteDef {
       'nothing stored; a failed or aborted upload leaves nothing, and a failed overwrite keeps the old content. The file is stored only once the multipart ' +
       'closing delimiter has arrived: a body that ends without it → 400, and one that sends nothing for UPLOAD_IDLE_TIMEOUT_MS (default 30 s) → 400 and the ' +
       'connection is closed. Of concurrent `error` uploads to one new path exactly one succeeds. At most MAX_CONCURRENT_UPLOADS (default 8) uploads of one user ' +
-      'run at once, across every replica: one more → 429 RATE_LIMITED.',
+      'run at once, across every replica: one more → 429 RATE_LIMITED. The bytes reserve room in FILE_QUOTA_BYTES as they stream: uploads that together would ' +
+      'pass it are refused (403 QUOTA_EXCEEDED) before their bytes are stored, and a failed upload gives its reservation back.',
     tag: 'Files',
     uploadSlot: true,
     query: UploadQuery,
     rawBody: { contentType: 'multipart/form-data', schema: UploadForm, description: 'path?, onConflict?, then file' },
     responses: { 200: { description: 'Stored', schema: UploadResult } },
-    errors: ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'FILE_EXISTS', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'UNAVAILABLE'],
+    errors: ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'QUOTA_EXCEEDED', 'FILE_EXISTS', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'UNAVAILABLE'],
     handler: async ({ query, call, req }, res) => {
       if (!req.is('multipart/form-data')) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'an upload must be multipart/form-data');
       const stored = await readUploadForm(req, res, {
@@ -56,6 +57,7 @@ function storeFile(deps: FilesRouteDeps, call: Call): FileHandler<UploadFileResp
     const begun = await deps.files.beginUpload({ ...(fields.path !== undefined && { path: fields.path }), filename: file.filename, onConflict }, call);
     try {
       const sink: PartSink = {
+        reserve: async (totalBytes) => void (await deps.files.reserveUpload({ uploadId: begun.uploadId, totalBytes }, call)),
         partUrls: async (first, count) => (await deps.files.uploadParts({ uploadId: begun.uploadId, firstPartNumber: first, count }, call)).urls,
         put: (url, body, signal) => deps.store.put(url, body, signal),
       };

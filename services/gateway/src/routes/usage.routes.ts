@@ -1,0 +1,26 @@
+import { Usage } from '../schemas/usage.schemas.js';
+import type { Clients } from './index.js';
+import { defineRoute, type RouteDef } from './route.js';
+
+/** What the user's workspace and Agents take against their quotas (CONTRACT §14). */
+export function usageRoutes(clients: Pick<Clients, 'files' | 'agents'>): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/usage',
+      operationId: 'getUsage',
+      summary: 'What the user takes against their quotas',
+      description:
+        '`files.bytes` counts every object the current files, the retained revisions, the trash and knowledge pins reference, each distinct content ' +
+        'once (a copy or a restore adds nothing), against `files.quotaBytes` (FILE_QUOTA_BYTES); uploads in flight are not counted until they commit. ' +
+        '`agents.count` against `agents.limit` (MAX_AGENTS).',
+      tag: 'Usage',
+      responses: { 200: { description: 'The usage', schema: Usage } },
+      errors: ['UNAUTHENTICATED', 'UNAVAILABLE'],
+      handler: async ({ call }, res) => {
+        const [files, agents] = await Promise.all([clients.files.getUsage({}, call), clients.agents.getAgentUsage({}, call)]);
+        res.json({ files: { count: files.count, bytes: files.bytes, quotaBytes: files.quotaBytes }, agents: { count: agents.count, limit: agents.limit } });
+      },
+    }),
+  ];
+}

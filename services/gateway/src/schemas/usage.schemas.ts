@@ -1,0 +1,23 @@
+import { z } from 'zod';
+
+export const Usage = z
+  .object({
+    files: z
+      .object({
+        count: z.number().int().describe('Files in the workspace now'),
+        bytes: z.number().int().describe('Bytes of every object the current files, retained revisions, the trash and knowledge pins reference, each distinct content once'),
+        quotaBytes: z.number().int().describe('FILE_QUOTA_BYTES: the most `bytes` may reach'),
+      })
+      .strict(),
+    agents: z
+      .object({
+        count: z.number().int().describe('Agents the user has'),
+        limit: z.number().int().describe('MAX_AGENTS: the most the user may have'),
+      })
+      .strict(),
+  })
+  .strict()
+  .meta({
+    id: 'Usage',
+    examples: [{ files: { count: 42, bytes: 1_048_576, quotaBytes: 10_737_418_240 }, agents: { count: 3, limit: 1000 } }],
+  });
