@@ -7,6 +7,7 @@ import { requestId } from './http/request-id.js';
 import type { Verifier } from './http/auth.js';
 import { buildOpenApi } from './openapi/openapi.js';
 import { docsRouter } from './openapi/docs.js';
+import { API_INFO } from './openapi/document.js';
 import type { ObjectStore } from './http/object-store.js';
 import { buildRoutes, type Clients } from './routes/index.js';
 import { mountRoutes, type RouteGuards } from './routes/route.js';
@@ -48,12 +49,6 @@ function guardsOf(limits: Limits | undefined, logger: Logger): RouteGuards {
     uploadSlot: limits.uploads.guard(),
   };
 }
-
-const INFO = {
-  title: 'Workspace API',
-  version: '1.0.0',
-  description: 'Projects, files and Agents with immutable, versioned configurations. Errors use one envelope: `{error: {code, message, requestId, details?}}`.',
-};
 
 /**
  * Makes sure each user has Home before their first request is served. Cached per replica: a
@@ -130,7 +125,7 @@ export function createApp(deps: GatewayDeps) {
     ensureHome(deps.clients.projects, deps.logger),
   ];
   const routes = buildRoutes(deps.clients, { store: deps.store, logger: deps.logger, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs });
-  const openapi = buildOpenApi(routes, INFO);
+  const openapi = buildOpenApi(routes, API_INFO);
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(docsRouter());
   app.use(mountRoutes(routes, authenticate, guardsOf(deps.limits, deps.logger)));

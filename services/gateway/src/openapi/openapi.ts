@@ -1,7 +1,8 @@
 import { httpStatusOf, type ErrorCode } from '@workspace/platform';
 import { z } from 'zod';
 import { ErrorEnvelope } from '../schemas/common.js';
-import type { RouteDef } from '../routes/route.js';
+import { JSON_LIMIT_BYTES } from '../http/json-body.js';
+import type { HeaderParam, RouteDef } from '../routes/route.js';
 
 type Json = Record<string, unknown>;
 
@@ -43,6 +44,18 @@ const IDEMPOTENCY_KEY: Json = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
 };
 
+/** Every operation takes one (CONTRACT §1); defined once in components.parameters. */
+const REQUEST_ID: Json = {
+  name: 'X-Request-Id',
+  in: 'header',
+  required: false,
+  description: 'Echoed in the `X-Request-Id` answer header and in `error.requestId` when it is 1–128 of `A–Z a–z 0–9 . _ -`; otherwise a new id is made.',
+  schema: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._-]+$' },
+  example: 'req-7f3a2c',
+};
+
+const JSON_BODY = `UTF-8 JSON (\`Content-Type: application/json\`), at most ${JSON_LIMIT_BYTES / 1024 / 1024} MiB (more → 413 PAYLOAD_TOO_LARGE); unknown fields → 400.`;
+
 /** The route's error codes plus those its limits add: 429 where rate-limited, 422 where idempotent. */
 function errorCodes(route: RouteDef, limited: boolean): ErrorCode[] {
   const codes = new Set<ErrorCode>(route.errors);
@@ -53,18 +66,40 @@ function errorCodes(route: RouteDef, limited: boolean): ErrorCode[] {
 
 function parameters(route: RouteDef, convert: (s: z.ZodType) => Json): Json[] {
   const out: Json[] = [];
+  const example = (value: unknown) => (value === undefined ? {} : { example: value });
+  const params = (route.example?.params ?? {}) as Record<string, unknown>;
+  const query = (route.example?.query ?? {}) as Record<string, unknown>;
   for (const [name, schema] of Object.entries(objectShape(route.params))) {
-    out.push({ name, in: 'path', required: true, schema: convert(schema), description: schema.description });
+    out.push({ name, in: 'path', required: true, schema: convert(schema), description: schema.description, ...example(params[name]) });
   }
   for (const [name, schema] of Object.entries(objectShape(route.query))) {
-    out.push({ name, in: 'query', required: !schema.safeParse(undefined).success, schema: convert(schema), description: schema.description });
+    out.push({ name, in: 'query', required: !schema.safeParse(undefined).success, schema: convert(schema), description: schema.description, ...example(query[name]) });
   }
+  const header = (h: HeaderParam): Json => ({ name: h.name, in: 'header', required: h.required ?? false, description: h.description, schema: convert(h.schema), ...example(h.example) });
+  out.push(...(route.requestHeaders ?? []).map(header));
   if (route.idempotent) out.push(IDEMPOTENCY_KEY);
+  out.push({ $ref: '#/components/parameters/RequestId' });
   return out;
 }
 
+/** The JSON body (with its limit stated) or the documented raw one, with the route's example. */
+function requestBodyOf(route: RouteDef, convert: (s: z.ZodType) => Json): Json | undefined {
+  const example = route.example?.body === undefined ? {} : { example: route.example.body };
+  if (route.body) return { required: true, description: JSON_BODY, content: { 'application/json': { schema: convert(route.body), ...example } } };
+  if (route.rawBody) return { required: true, description: route.rawBody.description, content: { [route.rawBody.contentType]: { schema: convert(route.rawBody.schema), ...example } } };
+  return undefined;
+}
+
+/** The document's `info` object. */
+export interface ApiInfo {
+  title: string;
+  version: string;
+  description: string;
+  license?: { name: string; identifier?: string; url?: string };
+}
+
 /** The OpenAPI 3.1 document, built from the same route definitions that validate requests. */
-export function buildOpenApi(routes: RouteDef[], info: { title: string; version: string; description: string }): Json {
+export function buildOpenApi(routes: RouteDef[], info: ApiInfo): Json {
   const schemas: Json = {};
   const input = createConverter('input', schemas);
   const output = createConverter('output', schemas);
@@ -73,9 +108,12 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
   for (const route of routes) {
     const limited = route.auth !== false || route.rateLimitKey !== undefined;
     const responses: Json = {};
+    // The example answer goes on the first success with a JSON body.
+    const successWithBody = Object.entries(route.responses).find(([status, doc]) => status.startsWith('2') && doc.schema)?.[0];
     for (const [status, doc] of Object.entries(route.responses)) {
+      const example = status === successWithBody && route.example?.response !== undefined ? { example: route.example.response } : {};
       const content = doc.schema
-        ? { 'application/json': { schema: output(doc.schema) } }
+        ? { 'application/json': { schema: output(doc.schema), ...example } }
         : doc.contentType
           ? { [doc.contentType]: { schema: { type: 'string', format: 'binary' } } }
           : undefined;
@@ -99,11 +137,7 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
         response.headers = { ...(response.headers as Json | undefined), ...refs };
       }
     }
-    const requestBody = route.body
-      ? { required: true, content: { 'application/json': { schema: input(route.body) } } }
-      : route.rawBody
-        ? { required: true, description: route.rawBody.description, content: { [route.rawBody.contentType]: { schema: input(route.rawBody.schema) } } }
-        : undefined;
+    const requestBody = requestBodyOf(route, input);
     const params = parameters(route, input);
     (paths[route.path] ??= {})[route.method] = {
       operationId: route.operationId,
@@ -124,6 +158,7 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
     components: {
       schemas,
       headers: { ...LIMIT_HEADERS, 'Retry-After': RETRY_AFTER },
+      parameters: { RequestId: REQUEST_ID },
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
     },
   };

@@ -22,6 +22,8 @@ import { agentJson, chatJson, configJson, fieldsToProto, listItemJson } from './
 import type { AutomationsClient } from './automations.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
 import { withScheduleSummaries } from './schedule-summaries.js';
+import * as ex from './examples/agents.examples.js';
+import { IF_MATCH } from './request-headers.js';
 
 export type AgentsClient = ServiceClient<typeof AgentsServiceService>;
 
@@ -68,6 +70,7 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       description: 'Sorted by createdAt descending, then agentId descending. `pagination.total` counts the matches; `pages` = ceil(total / limit).',
       tag,
       query: ListAgentsQuery,
+      example: { query: { page: 1, limit: 20, q: 'triage' }, response: ex.agentList },
       responses: { 200: { description: 'A page of Agents', schema: AgentList } },
       errors: ['INVALID_ARGUMENT', ...BASE],
       handler: async ({ query, call }, res) => {
@@ -85,6 +88,7 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       tag,
       idempotent: true,
       body: CreateAgentBody,
+      example: { body: ex.createAgentBody, response: ex.agent },
       responses: { 201: { description: 'Created', schema: Agent, headers: { ...ETAG_DOC, Location: 'the new Agent' } } },
       errors: [...WITH_BODY, 'PROJECT_NOT_FOUND', 'PROJECT_ARCHIVED', 'QUOTA_EXCEEDED', ...KNOWLEDGE, ...BASE],
       handler: async ({ body, call, idempotencyKey }, res) => {
@@ -101,6 +105,7 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       summary: 'An Agent with its current configuration',
       tag,
       params: AgentIdParams,
+      example: { params: ex.agentParams, response: ex.agent },
       responses: { 200: { description: 'The Agent', schema: Agent, headers: ETAG_DOC } },
       errors: ['AGENT_NOT_FOUND', ...BASE],
       handler: async ({ params, call }, res) => sendAgent(res, await agents.getAgent({ agentId: params.agentId }, call)),
@@ -119,6 +124,8 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       tag,
       params: AgentIdParams,
       body: UpdateAgentBody,
+      requestHeaders: [IF_MATCH],
+      example: { params: ex.agentParams, body: ex.updateAgentBody, response: ex.updatedAgent },
       responses: {
         200: { description: 'The Agent with its (new or unchanged) current config', schema: Agent, headers: ETAG_DOC },
         412: { description: 'STALE_AGENT_CONFIG: If-Match does not name the current config (details.currentConfigId)', schema: ErrorEnvelope },
@@ -145,6 +152,7 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       description: 'Schedules, triggers and knowledge copies are removed by their owners, driven by the agent.deleted event.',
       tag,
       params: AgentIdParams,
+      example: { params: ex.agentParams },
       responses: { 204: { description: 'Deleted' } },
       errors: ['AGENT_NOT_FOUND', ...BASE],
       handler: async ({ params, call }, res) => {
@@ -160,6 +168,7 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       description: 'Not a permanent audit record: configurations beyond CONFIG_RETENTION that no chat pins are deleted.',
       tag,
       params: AgentIdParams,
+      example: { params: ex.agentParams, response: ex.versions },
       responses: { 200: { description: 'The versions', schema: AgentVersions } },
       errors: ['AGENT_NOT_FOUND', ...BASE],
       handler: async ({ params, call }, res) => {
@@ -176,6 +185,7 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       idempotent: true,
       params: AgentIdParams,
       body: CreateChatBody,
+      example: { params: ex.agentParams, body: { title: ex.chat.title }, response: ex.chat },
       responses: { 201: { description: 'Created', schema: Chat, headers: { Location: 'the new chat' } } },
       errors: [...WITH_BODY, 'AGENT_NOT_FOUND', ...BASE],
       handler: async ({ params, body, call, idempotencyKey }, res) => {
@@ -191,6 +201,7 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       summary: "The Agent's chats, newest first",
       tag,
       params: AgentIdParams,
+      example: { params: ex.agentParams, response: { chats: [ex.chat] } },
       responses: { 200: { description: 'The chats', schema: ChatList } },
       errors: ['AGENT_NOT_FOUND', ...BASE],
       handler: async ({ params, call }, res) => {
@@ -205,6 +216,7 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       summary: 'A chat with the configuration it is pinned to',
       tag,
       params: ChatIdParams,
+      example: { params: ex.chatParams, response: ex.chatWithConfig },
       responses: { 200: { description: 'The chat', schema: ChatWithConfig } },
       errors: ['AGENT_NOT_FOUND', 'CHAT_NOT_FOUND', ...BASE],
       handler: async ({ params, call }, res) => {

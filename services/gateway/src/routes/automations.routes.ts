@@ -16,6 +16,8 @@ import {
   TriggerList,
 } from '../schemas/automations.schemas.js';
 import { defineRoute, type RouteDef } from './route.js';
+import * as ex from './examples/automations.examples.js';
+import { X_SIGNATURE } from './request-headers.js';
 
 export type AutomationsClient = ServiceClient<typeof AutomationsServiceService>;
 
@@ -53,6 +55,7 @@ function scheduleRoutes(automations: AutomationsClient): RouteDef[] {
       idempotent: true,
       params: AgentIdParams,
       body: CreateScheduleBody,
+      example: { params: { agentId: ex.schedule.agentId }, body: ex.createScheduleBody, response: ex.schedule },
       responses: { 201: { description: 'Created', schema: Schedule } },
       errors: [...WITH_BODY, 'QUOTA_EXCEEDED', ...BASE],
       handler: async ({ params, body, call }, res) => {
@@ -67,6 +70,7 @@ function scheduleRoutes(automations: AutomationsClient): RouteDef[] {
       summary: "The Agent's schedules, newest first",
       tag,
       params: AgentIdParams,
+      example: { params: { agentId: ex.schedule.agentId }, response: { schedules: [ex.schedule] } },
       responses: { 200: { description: 'The schedules', schema: ScheduleList } },
       errors: [...BASE],
       handler: async ({ params, call }, res) => {
@@ -81,6 +85,7 @@ function scheduleRoutes(automations: AutomationsClient): RouteDef[] {
       summary: 'Delete a schedule; it never runs again',
       tag,
       params: ScheduleIdParams,
+      example: { params: ex.scheduleParams },
       responses: { 204: { description: 'Deleted' } },
       errors: ['SCHEDULE_NOT_FOUND', ...BASE],
       handler: async ({ params, call }, res) => {
@@ -106,6 +111,7 @@ function triggerRoutes(automations: AutomationsClient): RouteDef[] {
       idempotent: true,
       params: AgentIdParams,
       body: CreateTriggerBody,
+      example: { params: { agentId: ex.schedule.agentId }, body: ex.createTriggerBody, response: ex.createdTrigger },
       responses: { 201: { description: 'Created, with the secret', schema: CreatedTrigger } },
       errors: [...WITH_BODY, 'QUOTA_EXCEEDED', ...BASE],
       handler: async ({ params, body, call }, res) => {
@@ -122,6 +128,7 @@ function triggerRoutes(automations: AutomationsClient): RouteDef[] {
       summary: "The Agent's webhook triggers, newest first (no secrets)",
       tag,
       params: AgentIdParams,
+      example: { params: { agentId: ex.schedule.agentId }, response: ex.triggerList },
       responses: { 200: { description: 'The triggers', schema: TriggerList } },
       errors: [...BASE],
       handler: async ({ params, call }, res) => {
@@ -136,6 +143,7 @@ function triggerRoutes(automations: AutomationsClient): RouteDef[] {
       summary: 'Delete a webhook trigger; its hook answers 404 from then on',
       tag,
       params: TriggerIdParams,
+      example: { params: ex.triggerParams },
       responses: { 204: { description: 'Deleted' } },
       errors: ['TRIGGER_NOT_FOUND', ...BASE],
       handler: async ({ params, call }, res) => {
@@ -161,7 +169,9 @@ function hookRoute(automations: AutomationsClient): RouteDef {
     auth: false,
     rateLimitKey: (req) => `hook:${String(req.params.triggerId)}`,
     params: HookParams,
-    rawBody: { contentType: '*/*', schema: HookBody, description: 'the payload, signed as sent' },
+    rawBody: { contentType: '*/*', schema: HookBody, description: 'the payload, signed as sent; at most 1 MiB (more → 413)' },
+    requestHeaders: [X_SIGNATURE],
+    example: { params: ex.hookParams, body: ex.hookBody, response: ex.hookAccepted },
     responses: { 202: { description: 'Accepted: a chat started', schema: HookAccepted } },
     errors: ['TRIGGER_NOT_FOUND', 'UNAUTHENTICATED', 'PAYLOAD_TOO_LARGE', 'UNAVAILABLE'],
     handler: async ({ params, call, req }, res) => {

@@ -2,6 +2,7 @@ import { ChangeList, ChangesCursor, ChangesCursorQuery, ChangesQuery } from '../
 import { changeJson } from './files.json.js';
 import type { FilesClient } from './files.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
+import * as ex from './examples/files.examples.js';
 
 /** A long poll's deadline beyond its own wait: time to read and answer once the wait is over. */
 const CHANGES_GRACE_MS = 5_000;
@@ -16,6 +17,7 @@ export function changesRoutes(files: FilesClient): RouteDef[] {
       description: 'The position after the latest change, for changes at or below `path` (which need not exist). Take it before listing to keep a copy in step.',
       tag: 'Files',
       query: ChangesCursorQuery,
+      example: { query: { path: '/files' }, response: ex.changesCursor },
       responses: { 200: { description: 'The cursor', schema: ChangesCursor } },
       errors: ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'UNAVAILABLE'],
       handler: async ({ query, call }, res) => {
@@ -34,6 +36,7 @@ export function changesRoutes(files: FilesClient): RouteDef[] {
         '`created`, moves out of it `deleted`. A cursor older than the retained history (at least 7 days and 100,000 changes) → 410 CURSOR_EXPIRED: list again.',
       tag: 'Files',
       query: ChangesQuery,
+      example: { query: { cursor: 'opaque-cursor', limit: 100, timeout: 30 }, response: ex.changeList },
       responses: { 200: { description: 'Changes, possibly none', schema: ChangeList } },
       errors: ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'UNAVAILABLE', 'CURSOR_EXPIRED'],
       handler: async ({ query, call }, res) => {

@@ -9,6 +9,7 @@ import { writeHead } from '../http/write-head.js';
 import { RevisionPathQuery } from '../schemas/revisions.schemas.js';
 import type { FilesClient } from './files.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
+import { IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_RANGE, RANGE } from './request-headers.js';
 
 export function downloadRoute(files: FilesClient, store: ObjectStore): RouteDef {
   return defineRoute({
@@ -22,6 +23,8 @@ export function downloadRoute(files: FilesClient, store: ObjectStore): RouteDef 
       'without it) answers 304; `If-Range` is honoured. With `revision`, that revision of the path (also of a deleted file).',
     tag: 'Files',
     query: RevisionPathQuery,
+    requestHeaders: [RANGE, IF_RANGE, IF_NONE_MATCH, IF_MODIFIED_SINCE],
+    example: { query: { path: '/files/notes.md' } },
     responses: {
       200: {
         description: 'The file',

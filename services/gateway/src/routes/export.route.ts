@@ -33,6 +33,7 @@ export function exportRoute(files: FilesClient, projects: ProjectsClient, store:
       'was when the export began (a move during the export is in it whole or not at all); a project whose folder is empty exports a valid empty ZIP. The name is looked up case-insensitively; the file is named with its stored spelling.',
     tag: 'Projects',
     query: ExportQuery,
+    example: { query: { name: 'Launch plan' } },
     responses: {
       200: { description: 'The ZIP', contentType: 'application/zip', headers: { 'Content-Disposition': 'attachment; filename="<name>.zip"; filename*=UTF-8\'\'<name>.zip' } },
     },

@@ -11,6 +11,7 @@ import type { ProjectsClient } from './projects.routes.js';
 import { revisionsRoutes } from './revisions.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
 import { uploadRoute } from './upload.route.js';
+import * as ex from './examples/files.examples.js';
 
 export type FilesClient = ServiceClient<typeof FilesServiceService>;
 
@@ -48,6 +49,7 @@ export function filesRoutes(deps: FilesRouteDeps): RouteDef[] {
         'that revision of the path (also of a deleted file).',
       tag: 'Files',
       query: RevisionPathQuery,
+      example: { query: { path: '/files/notes.md' }, response: ex.readResult },
       responses: { 200: { description: 'The content', schema: ReadResult } },
       errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'REVISION_NOT_FOUND', 'IS_A_DIRECTORY', 'FILE_TOO_LARGE', 'FILE_NOT_TEXT'],
       handler: async ({ query, call }, res) => {
@@ -73,6 +75,7 @@ export function filesRoutes(deps: FilesRouteDeps): RouteDef[] {
         'the store within a minute. `permanent=true` also purges a path that holds nothing but trash (a folder of it needs `recursive=true`).',
       tag: 'Files',
       query: DeleteFileQuery,
+      example: { query: { path: '/files/notes.md', recursive: false, permanent: false }, response: ex.deleteResult },
       responses: { 200: { description: 'Deleted', schema: DeleteResult } },
       errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'DIRECTORY_NOT_EMPTY'],
       handler: async ({ query, call }, res) => {
@@ -100,6 +103,7 @@ function listRoute(files: FilesClient): RouteDef {
       'recursive and includeStats. Pages resume after the last path returned, so entries that exist throughout are listed exactly once.',
     tag: 'Files',
     query: ListFilesQuery,
+    example: { query: { path: '/files', recursive: false, includeStats: true, limit: 100 }, response: ex.fileList },
     responses: { 200: { description: 'The entries (one page of them when paged)', schema: FileList } },
     errors: [...FILE_ERRORS, 'FILE_NOT_FOUND'],
     handler: async ({ query, call }, res) => {
@@ -143,6 +147,7 @@ function moveRoute(files: FilesClient, verb: 'move' | 'copy'): RouteDef {
     // A copy creates files; a move only renames (repeating one that succeeded → 404 for the source).
     idempotent: !move,
     body: MoveBody,
+    example: { body: ex.moveBody, response: ex.moveResult },
     responses: { 200: { description: move ? 'Moved' : 'Copied', schema: MoveResult } },
     errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'FILE_EXISTS', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
     handler: async ({ body, call }, res) => {

@@ -2,6 +2,7 @@ import type { ServiceClient } from '@workspace/platform';
 import type { Project, ProjectsServiceService } from '@workspace/proto/workspace/projects/v1/projects';
 import { CreateProjectBody, ListProjectsQuery, Project as ProjectSchema, ProjectList, UpdateProjectBody } from '../schemas/projects.schemas.js';
 import { defineRoute, type RouteDef } from './route.js';
+import * as ex from './examples/projects.examples.js';
 
 export type ProjectsClient = ServiceClient<typeof ProjectsServiceService>;
 
@@ -32,6 +33,7 @@ export function projectsRoutes(projects: ProjectsClient): RouteDef[] {
       summary: 'List projects, sorted by name (case-insensitive)',
       tag,
       query: ListProjectsQuery,
+      example: { query: { includeArchived: false }, response: ex.projectList },
       responses: { 200: { description: 'The projects', schema: ProjectList } },
       errors: ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'UNAVAILABLE'],
       handler: async ({ query, call }, res) => {
@@ -47,6 +49,7 @@ export function projectsRoutes(projects: ProjectsClient): RouteDef[] {
       tag,
       idempotent: true,
       body: CreateProjectBody,
+      example: { body: ex.createProjectBody, response: ex.project },
       responses: { 201: { description: 'Created', schema: ProjectSchema } },
       errors: ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'PROJECT_EXISTS', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'UNAVAILABLE'],
       handler: async ({ body, call }, res) => {
@@ -62,6 +65,7 @@ export function projectsRoutes(projects: ProjectsClient): RouteDef[] {
       description: '`updatedAt` changes only when a value changes. Renaming is not supported.',
       tag,
       body: UpdateProjectBody,
+      example: { body: ex.updateProjectBody, response: ex.updatedProject },
       responses: { 200: { description: 'The project', schema: ProjectSchema } },
       errors: ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'PROJECT_NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'UNAVAILABLE'],
       handler: async ({ body, call }, res) => {

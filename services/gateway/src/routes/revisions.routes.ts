@@ -1,6 +1,7 @@
 import { RestoreBody, RestoreResult, RevisionList, RevisionsQuery, TrashList, TrashQuery } from '../schemas/revisions.schemas.js';
 import type { FilesClient } from './files.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
+import * as ex from './examples/files.examples.js';
 
 /**
  * A recursive restore is one atomic step over every trashed file below the path: 10,000 files
@@ -23,6 +24,7 @@ export function revisionsRoutes(files: FilesClient): RouteDef[] {
         'content). At most 100, newest first; also for a deleted file. Read or download one with `revision`; bring one back with `files/restore`.',
       tag: 'Files',
       query: RevisionsQuery,
+      example: { query: { path: '/files/notes.md' }, response: ex.revisionList },
       responses: { 200: { description: 'The revisions', schema: RevisionList } },
       errors: [...COMMON_ERRORS, 'FILE_NOT_FOUND'],
       handler: async ({ query, call }, res) => {
@@ -43,6 +45,7 @@ export function revisionsRoutes(files: FilesClient): RouteDef[] {
         'the `revision` of its last content, what a restore brings back. Kept for FILE_REVISION_DAYS (default 30).',
       tag: 'Files',
       query: TrashQuery,
+      example: { query: { path: '/files', recursive: false }, response: ex.trashList },
       responses: { 200: { description: 'The trash', schema: TrashList } },
       errors: [...COMMON_ERRORS],
       handler: async ({ query, call }, res) => {
@@ -69,6 +72,7 @@ export function revisionsRoutes(files: FilesClient): RouteDef[] {
         'the later deletion comes back and the other stays in the trash.',
       tag: 'Files',
       body: RestoreBody,
+      example: { body: ex.restoreBody, response: ex.restoreResult },
       responses: { 200: { description: 'Restored', schema: RestoreResult } },
       errors: [...COMMON_ERRORS, 'REVISION_NOT_FOUND', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
       handler: async ({ body, call }, res) => {

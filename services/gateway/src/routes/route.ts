@@ -16,6 +16,30 @@ export interface ResponseDoc {
   headers?: Record<string, string>;
 }
 
+/**
+ * A request header a route reads, declared in the document (the handler parses it itself).
+ * Common ones are in request-headers.ts; a route adds its own (tus's `Upload-*`) the same way.
+ */
+export interface HeaderParam {
+  name: string;
+  description: string;
+  required?: boolean;
+  schema: z.ZodType;
+  example?: string;
+}
+
+/**
+ * The route's example in the document: a request (path and query parameters as the document
+ * types them, the body) and its success answer. A unit test holds every operation to one.
+ */
+export interface RouteExample<P = unknown, Q = unknown, B = unknown> {
+  params?: P;
+  query?: Partial<Q>;
+  body?: B;
+  /** The body of the first 2xx answer that has a JSON schema. */
+  response?: unknown;
+}
+
 /** What a handler gets: validated input and the identity to pass to services. */
 export interface RouteInput<P, Q, B> {
   params: P;
@@ -57,8 +81,14 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
   query?: Q;
   /** A JSON body, validated; omitted for routes without one. */
   body?: B;
-  /** Documented non-JSON request body (multipart uploads); the handler reads the stream itself. */
+  /**
+   * Documented non-JSON request body (multipart uploads); the handler reads the stream itself.
+   * `description` states its size limit (JSON bodies' 1 MiB is stated for them).
+   */
   rawBody?: { contentType: string; schema: z.ZodType; description: string };
+  /** Request headers the route reads, for the document (Idempotency-Key comes with `idempotent`). */
+  requestHeaders?: HeaderParam[];
+  example?: RouteExample<z.input<P>, z.output<Q>, z.input<B>>;
   responses: Record<number, ResponseDoc>;
   /** The error codes this route can answer with, for the document. */
   errors: ErrorCode[];

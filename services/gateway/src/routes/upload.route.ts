@@ -6,6 +6,7 @@ import { UploadForm, UploadQuery, UploadResult } from '../schemas/files.schemas.
 import { conflictMode } from './files.json.js';
 import type { FilesRouteDeps } from './files.routes.js';
 import { defineRoute, type RouteDef, type RouteInput } from './route.js';
+import * as ex from './examples/files.examples.js';
 
 /** CommitUpload completes the store's multipart upload, which takes seconds for thousands of parts. */
 const COMMIT_DEADLINE_MS = 120_000;
@@ -30,7 +31,8 @@ export function uploadRoute(deps: FilesRouteDeps): RouteDef {
     tag: 'Files',
     uploadSlot: true,
     query: UploadQuery,
-    rawBody: { contentType: 'multipart/form-data', schema: UploadForm, description: 'path?, onConflict?, then file' },
+    rawBody: { contentType: 'multipart/form-data', schema: UploadForm, description: 'path?, onConflict?, then file; the file at most MAX_UPLOAD_BYTES (default 5 GiB, inclusive; more → 413, nothing stored)' },
+    example: { body: ex.uploadForm, response: ex.uploadResult },
     responses: { 200: { description: 'Stored', schema: UploadResult } },
     errors: ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'QUOTA_EXCEEDED', 'FILE_EXISTS', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'UNAVAILABLE'],
     handler: async ({ query, call, req }, res) => {

@@ -1,6 +1,6 @@
 import { checkJsonValue } from '@workspace/platform';
 import { z } from 'zod';
-import { hasLoneSurrogate, timestamp, wellFormed } from './common.js';
+import { hasLoneSurrogate, integerQuery, timestamp, wellFormed } from './common.js';
 
 /** Lengths count Unicode code points (an emoji is one character), as the agents service does. */
 const codePoints = (s: string) => [...s].length;
@@ -80,17 +80,10 @@ export const UpdateAgentBody = z
 export const AgentIdParams = z.object({ agentId: z.string().describe('`agt_` + 32 lowercase hex') }).strict();
 export const ChatIdParams = z.object({ agentId: z.string(), chatId: z.string().describe('`cht_` + 32 lowercase hex') }).strict();
 
-const positiveInteger = (name: string, max: number) =>
-  z
-    .string()
-    .regex(/^[1-9][0-9]*$/, `${name} must be a positive integer`)
-    .transform(Number)
-    .refine((n) => n <= max, `${name} must be at most ${max}`);
-
 export const ListAgentsQuery = z
   .object({
-    page: positiveInteger('page', Number.MAX_SAFE_INTEGER).optional().describe('≥ 1, default 1; a page past the end is empty'),
-    limit: positiveInteger('limit', 100).optional().describe('1–100, default 20'),
+    page: integerQuery('page', 1, Number.MAX_SAFE_INTEGER).optional().describe('≥ 1, default 1; a page past the end is empty'),
+    limit: integerQuery('limit', 1, 100).optional().describe('1–100, default 20'),
     q: chars(0, 200).optional().describe('keeps Agents whose name or description, normalized (NFKC, trimmed, white space collapsed, lower case), contains q normalized the same way'),
   })
   .strict();

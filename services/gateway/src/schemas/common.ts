@@ -1,19 +1,25 @@
 import { ERROR_CODES } from '@workspace/platform';
 import { z } from 'zod';
 
-/** `true` / `false` in a query string. */
+/*
+ * Query parameters arrive as strings; the document shows them as what they mean (`integer`,
+ * `boolean`) so that generated clients take numbers and booleans. `z.preprocess` does both: it
+ * turns the exact wire spelling into the typed value and leaves anything else for the typed
+ * schema to refuse, and zod's JSON Schema of a preprocess (in `input` mode) is the typed schema.
+ */
+
+/** `true` / `false` in a query string (nothing else: not `1`, `yes` or `TRUE`). */
 export const booleanQuery = z
-  .enum(['true', 'false'])
-  .transform((v) => v === 'true')
-  .describe('"true" or "false"');
+  .preprocess((value) => (value === 'true' ? true : value === 'false' ? false : value), z.boolean({ error: 'must be "true" or "false"' }))
+  .describe('`true` or `false`');
 
 /** A decimal integer of `min`–`max` in a query string (no sign, no leading zeros, no exponent). */
 export function integerQuery(name: string, min: number, max: number) {
-  return z
-    .string()
-    .regex(/^(0|[1-9][0-9]*)$/, `${name} must be an integer`)
-    .transform(Number)
-    .refine((n) => n >= min && n <= max, `${name} must be ${min}–${max}`);
+  const range = max === Number.MAX_SAFE_INTEGER ? `${name} must be at least ${min}` : `${name} must be ${min}–${max}`;
+  return z.preprocess(
+    (value) => (typeof value === 'string' && /^(0|[1-9][0-9]*)$/.test(value) ? Number(value) : value),
+    z.number({ error: `${name} must be an integer` }).int(`${name} must be an integer`).min(min, range).max(max, range),
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp, wellFormed } from './common.js';
+import { booleanQuery, timestamp, wellFormed } from './common.js';
 
 export const projectName = wellFormed(z.string().min(1).max(100)).describe('1–100 characters; compared case-insensitively (NFKC + lower case)');
 
@@ -41,5 +41,5 @@ export const UpdateProjectBody = z
   .strict();
 
 export const ListProjectsQuery = z
-  .object({ includeArchived: z.enum(['true', 'false']).transform((v) => v === 'true').optional().describe('default false') })
+  .object({ includeArchived: booleanQuery.optional().describe('default false') })
   .strict();

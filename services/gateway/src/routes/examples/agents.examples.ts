@@ -1,0 +1,70 @@
+import { AGENT_ID, CHAT_ID, CONFIG_ID, CREATED_AT, NEXT_CONFIG_ID, SHA256, UPDATED_AT } from './ids.examples.js';
+
+/** Examples of the Agent routes (CONTRACT §6). */
+
+export const createAgentBody = {
+  name: 'Support triage',
+  description: 'Sorts incoming tickets',
+  instructions: 'Label each ticket with one of: bug, question, feature.',
+  conversationStarters: ['Triage my inbox'],
+  responseMode: 'medium' as const,
+  knowledgeFiles: [{ path: '/files/notes.md' }],
+};
+
+export const updateAgentBody = { baseConfigId: CONFIG_ID, instructions: 'Label each ticket and say why.' };
+
+const config = {
+  schemaVersion: 1,
+  configId: CONFIG_ID,
+  agentId: AGENT_ID,
+  name: 'Support triage',
+  normalizedName: 'support triage',
+  description: 'Sorts incoming tickets',
+  goal: '',
+  instructions: 'Label each ticket with one of: bug, question, feature.',
+  conversationStarters: ['Triage my inbox'],
+  responseMode: 'medium',
+  threadManagementEnabled: true,
+  threadCreationMode: 'explicit',
+  projectName: 'Home',
+  knowledgeFiles: [{ path: '/files/notes.md', size: 5, sha256: SHA256, mimeType: 'text/markdown' }],
+  skills: null,
+  connectors: null,
+  createdAt: CREATED_AT,
+  contentDigest: '8d4f2a6c0e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f',
+};
+
+const updatedConfig = { ...config, configId: NEXT_CONFIG_ID, instructions: updateAgentBody.instructions, createdAt: UPDATED_AT, contentDigest: '1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f8d4f2a6c0e1b3d5f7a9c' };
+
+export const agent = { agentId: AGENT_ID, currentConfigId: CONFIG_ID, state: 'active', createdAt: CREATED_AT, updatedAt: CREATED_AT, lastChatAt: null, chatCount: 0, config };
+
+export const updatedAgent = { ...agent, currentConfigId: NEXT_CONFIG_ID, updatedAt: UPDATED_AT, config: updatedConfig };
+
+export const agentList = {
+  agents: [
+    {
+      agentId: AGENT_ID,
+      currentConfigId: CONFIG_ID,
+      name: config.name,
+      description: config.description,
+      projectName: 'Home',
+      responseMode: 'medium',
+      createdAt: CREATED_AT,
+      updatedAt: CREATED_AT,
+      lastChatAt: null,
+      chatCount: 0,
+      activeScheduleCount: 1,
+      nextRunAt: '2024-05-01T12:15:00.000Z',
+    },
+  ],
+  pagination: { page: 1, limit: 20, total: 1, pages: 1 },
+};
+
+export const versions = { versions: [updatedConfig, config] };
+
+export const chat = { chatId: CHAT_ID, agentId: AGENT_ID, configId: CONFIG_ID, projectName: 'Home', title: 'Ticket backlog', createdAt: UPDATED_AT, updatedAt: UPDATED_AT };
+
+export const chatWithConfig = { ...chat, config };
+
+export const agentParams = { agentId: AGENT_ID };
+export const chatParams = { agentId: AGENT_ID, chatId: CHAT_ID };

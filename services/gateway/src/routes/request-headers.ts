@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import type { HeaderParam } from './route.js';
+
+/** Request headers that routes declare in `requestHeaders` (CONTRACT §6 and §5's downloads). */
+
+export const IF_MATCH: HeaderParam = {
+  name: 'If-Match',
+  description:
+    'The ETag of the Agent (`"<currentConfigId>"`) this edit is based on, instead of `baseConfigId` (both → they must agree). A stale tag → 412 ' +
+    'STALE_AGENT_CONFIG; `*`, lists and malformed tags → 400.',
+  schema: z.string().min(1).max(200),
+  example: '"cfg_3f2a9c0d1e4b4f6a8b7c6d5e4f3a2b1c"',
+};
+
+export const IF_NONE_MATCH: HeaderParam = {
+  name: 'If-None-Match',
+  description: 'ETags (`"<sha256>"`, a list, or `*`) the client holds: a match answers 304 Not Modified without the bytes.',
+  schema: z.string().min(1).max(8_192),
+  example: '"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"',
+};
+
+export const IF_MODIFIED_SINCE: HeaderParam = {
+  name: 'If-Modified-Since',
+  description: 'An HTTP date: unchanged since then → 304 (ignored when If-None-Match is sent).',
+  schema: z.string().min(1).max(100),
+  example: 'Wed, 01 May 2024 12:00:00 GMT',
+};
+
+export const RANGE: HeaderParam = {
+  name: 'Range',
+  description: 'One byte range (`bytes=start-end`, `bytes=start-`, `bytes=-suffix`) → 206 with Content-Range; several, malformed or unsatisfiable ranges are ignored (200, the whole file).',
+  schema: z.string().min(1).max(8_192),
+  example: 'bytes=0-1023',
+};
+
+export const IF_RANGE: HeaderParam = {
+  name: 'If-Range',
+  description: 'An ETag or HTTP date: the Range is honoured only while the file still matches it, else the whole file is sent.',
+  schema: z.string().min(1).max(200),
+  example: '"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"',
+};
+
+export const X_SIGNATURE: HeaderParam = {
+  name: 'X-Signature',
+  description: '`sha256=` + the hex HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the trigger secret. Missing or wrong → 401.',
+  required: true,
+  schema: z.string().regex(/^sha256=[0-9a-f]{64}$/),
+  example: 'sha256=3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a',
+};
