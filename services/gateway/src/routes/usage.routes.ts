@@ -16,6 +16,7 @@ export function usageRoutes(clients: Pick<Clients, 'files' | 'agents'>): RouteDe
         '`agents.count` against `agents.limit` (MAX_AGENTS).',
       tag: 'Usage',
       responses: { 200: { description: 'The usage', schema: Usage } },
+      example: { response: { files: { count: 42, bytes: 1_048_576, quotaBytes: 10_737_418_240 }, agents: { count: 3, limit: 1000 } } },
       errors: ['UNAUTHENTICATED', 'UNAVAILABLE'],
       handler: async ({ call }, res) => {
         const [files, agents] = await Promise.all([clients.files.getUsage({}, call), clients.agents.getAgentUsage({}, call)]);
