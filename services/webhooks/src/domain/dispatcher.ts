@@ -1,0 +1,168 @@
+import type { Logger, SecretBox } from '@workspace/platform';
+import { nextAttemptAt, type RetryPolicy } from './backoff.js';
+import type { Claim, DeliveryQueue, Sender, SendResult, WebhookRepo } from './ports.js';
+import { ReceiverSlots } from './receiver-slots.js';
+
+/** How an attempt ended, for metrics. */
+export type DeliveryOutcome = 'delivered' | 'failed' | 'gave_up' | 'dropped';
+
+export interface DispatcherOptions {
+  queue: DeliveryQueue;
+  repo: WebhookRepo;
+  sender: Sender;
+  box: SecretBox;
+  logger: Logger;
+  retry: RetryPolicy;
+  /** A webhook whose attempts have all failed for this long is disabled (CONTRACT §13: 5 days). */
+  disableAfterMs: number;
+  /** In-flight attempts per receiver and in all, on this replica. */
+  perReceiver: number;
+  maxInFlight: number;
+  /** Pause between passes over the queue when nothing wakes the dispatcher earlier. */
+  tickMs: number;
+  /** How long a claimed delivery is kept from other replicas: above the attempt's timeout. */
+  leaseMs: number;
+  /** Attempts kept in each webhook's log. */
+  logSize?: number;
+  observe?: (outcome: DeliveryOutcome, seconds: number) => void;
+  now?: () => number;
+}
+
+/** Claims per round trip to the queue. */
+const BATCH = 64;
+/** A delivery whose receiver has no free slot here goes back to the queue for this long. */
+const BUSY_DELAY_MS = 1_000;
+
+/**
+ * Delivers due deliveries: every replica runs one, claiming from the shared queue (a claim is a
+ * lease, so a replica that dies mid-attempt leaves the delivery to another once it ends). Each
+ * attempt runs on its own (never awaited by the loop), within its receiver's slots; a receiver
+ * without a free slot has its delivery put back for a second, so one that hangs or answers
+ * slowly never holds up another's. A 2xx completes the delivery; anything else is retried with
+ * backoff until the retry window has passed, logging every attempt and disabling the webhook
+ * once it has failed for `disableAfterMs`.
+ */
+export class Dispatcher {
+  readonly #o: Required<Omit<DispatcherOptions, 'observe'>> & Pick<DispatcherOptions, 'observe'>;
+  readonly #slots: ReceiverSlots;
+  readonly #attempts = new Set<Promise<void>>();
+  readonly #stop = new AbortController();
+  #wake: (() => void) | undefined;
+  #kicked = false;
+  #loop: Promise<void> | undefined;
+
+  constructor(options: DispatcherOptions) {
+    this.#o = { logSize: 100, now: Date.now, ...options };
+    this.#slots = new ReceiverSlots({ perReceiver: options.perReceiver, total: options.maxInFlight });
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** Something became due: pass over the queue now rather than at the next tick. */
+  kick(): void {
+    this.#kicked = true;
+    this.#wake?.();
+  }
+
+  /** Stops claiming; attempts in flight are cut off and their deliveries left for the next lease. */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    this.#wake?.();
+    await this.#loop;
+    await Promise.allSettled([...this.#attempts]);
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stop.signal.aborted) {
+      this.#kicked = false;
+      try {
+        await this.#pass();
+      } catch (err) {
+        this.#o.logger.warn({ err }, 'webhook queue pass failed; retrying at the next tick');
+      }
+      if (!this.#kicked) await this.#pause();
+    }
+  }
+
+  #pause(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.#o.tickMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+    });
+  }
+
+  /** Claims until nothing more is due or this replica is full. */
+  async #pass(): Promise<void> {
+    while (!this.#stop.signal.aborted && this.#slots.free > 0) {
+      const limit = Math.min(BATCH, this.#slots.free);
+      const claims = await this.#o.queue.claim(this.#o.now(), this.#o.leaseMs, limit);
+      for (const claim of claims) {
+        if (!this.#slots.take(claim.delivery.webhookId)) {
+          await this.#o.queue.reschedule(claim, claim.delivery, this.#o.now() + BUSY_DELAY_MS);
+          continue;
+        }
+        const attempt = this.#attempt(claim).finally(() => {
+          this.#slots.give(claim.delivery.webhookId);
+          this.#attempts.delete(attempt);
+          this.kick();
+        });
+        this.#attempts.add(attempt);
+      }
+      if (claims.length < limit) return;
+    }
+  }
+
+  async #attempt(claim: Claim): Promise<void> {
+    const { delivery } = claim;
+    const started = this.#o.now();
+    try {
+      const webhook = await this.#o.repo.get(delivery.userId, delivery.webhookId);
+      if (!webhook || !webhook.enabled) {
+        await this.#o.queue.complete(claim);
+        this.#o.observe?.('dropped', 0);
+        return;
+      }
+      const result = await this.#send(webhook.url, this.#o.box.open(webhook.sealedSecret, webhook.webhookId), claim);
+      if (this.#stop.signal.aborted && !result.ok) return; // cut off by shutdown: the lease brings it back
+      await this.#settle(claim, result, started);
+    } catch (err) {
+      this.#o.logger.warn({ err, webhookId: delivery.webhookId, eventId: delivery.eventId }, 'webhook attempt could not be recorded; it runs again when its lease ends');
+    }
+  }
+
+  async #send(url: string, secret: string, claim: Claim): Promise<SendResult> {
+    const { delivery } = claim;
+    return this.#o.sender.send({ url, secret, messageId: delivery.eventId, body: delivery.body, signal: this.#stop.signal });
+  }
+
+  async #settle(claim: Claim, result: SendResult, started: number): Promise<void> {
+    const { delivery } = claim;
+    const now = this.#o.now();
+    const attempt = delivery.attempt + 1;
+    const firstAttemptAt = delivery.firstAttemptAt ?? started;
+    const entry = { eventId: delivery.eventId, type: delivery.type, attempt, status: result.status, error: result.error, at: new Date(now).toISOString() };
+    const verdict = await this.#o.repo.recordAttempt({ userId: delivery.userId, webhookId: delivery.webhookId, entry, ok: result.ok, nowMs: now, disableAfterMs: this.#o.disableAfterMs, keep: this.#o.logSize });
+    const seconds = (now - started) / 1000;
+    if (result.ok || verdict !== 'kept') {
+      await this.#o.queue.complete(claim);
+      this.#o.observe?.(result.ok ? 'delivered' : 'dropped', seconds);
+      if (verdict === 'disabled') this.#o.logger.warn({ webhookId: delivery.webhookId }, 'webhook disabled: its deliveries have all failed for too long');
+      return;
+    }
+    const dueAt = nextAttemptAt({ attempt, firstAttemptAt, nowMs: now, policy: this.#o.retry });
+    if (dueAt === undefined) {
+      await this.#o.queue.complete(claim);
+      this.#o.observe?.('gave_up', seconds);
+      this.#o.logger.warn({ webhookId: delivery.webhookId, eventId: delivery.eventId, attempt }, 'webhook delivery given up after the retry window');
+      return;
+    }
+    await this.#o.queue.reschedule(claim, { ...delivery, attempt, firstAttemptAt }, dueAt);
+    this.#o.observe?.('failed', seconds);
+  }
+}
