@@ -94,7 +94,7 @@ export async function launchStack(options: LaunchOptions): Promise<LaunchedStack
       case 'webhooks':
         // Receivers in tests are local servers; each stack has its own queue and durables, so
         // stacks with other settings on the same Redis and NATS never take its deliveries.
-        return { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost', WEBHOOK_SECRET_KEY, WEBHOOK_NAMESPACE: `test-${randomBytes(8).toString('hex')}` };
+        return { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost', WEBHOOK_SECRET_KEY, WEBHOOK_NAMESPACE: `test-${randomBytes(8).toString('hex')}`, WEBHOOK_CONSUMER_INACTIVE_MS: '600000' };
       case 'gateway':
         return {
           ...generous('gateway'),

@@ -19,6 +19,8 @@ export const configSchema = serviceConfig({ grpc: 50055, metrics: 9469 }).extend
   WEBHOOK_SECRET_KEY: env.secretKey(),
   /** Keeps this deployment's delivery queue and durable consumers apart from others on the same Redis and NATS. */
   WEBHOOK_NAMESPACE: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('webhooks'),
+  /** Durable consumers idle this long are removed by NATS (0: never; test stacks, each with its own namespace, set it). */
+  WEBHOOK_CONSUMER_INACTIVE_MS: z.coerce.number().int().min(0).default(0),
   /** Wait after the first failed attempt; it doubles with every further failure (with jitter). */
   WEBHOOK_RETRY_BASE_MS: env.positiveInt(5_000),
   /** The longest wait between two attempts. */

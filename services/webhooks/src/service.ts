@@ -62,7 +62,7 @@ export const webhooksService = defineService({
     const handle = (event: Parameters<Fanout['handle']>[0]) => fanout.handle(event).then(() => undefined);
     const handlers = Object.fromEntries(Object.keys(EVENT_DATA).map((type) => [type, handle])) as EventHandlers;
     // Starts at the next event when the durables are new: a webhook only hears of what happens after it exists.
-    ctx.consume(handlers, config.WEBHOOK_NAMESPACE, { startAt: 'new' });
+    ctx.consume(handlers, config.WEBHOOK_NAMESPACE, { startAt: 'new', inactiveThresholdMs: config.WEBHOOK_CONSUMER_INACTIVE_MS });
     ctx.background('dispatcher', dispatcher);
     ctx.onStop('sender', () => sender.close());
     ctx.serve(WebhooksServiceService, webhooksHandlers(new Webhooks({ repo, guard: new UrlGuard({ policy, resolver }), box, max: config.MAX_WEBHOOKS })));

@@ -33,6 +33,11 @@ export interface ConsumerOptions {
    * now on, such as outbound webhooks, and must not replay days of history in a new deployment).
    */
   startAt?: 'first' | 'new';
+  /**
+   * Durables nobody consumed from for this long are removed by the server (0: never). Only for
+   * short-lived deployments such as test stacks: a removed durable forgets its position.
+   */
+  inactiveThresholdMs?: number;
 }
 
 export const PARKED_STREAM = 'WORKSPACE_PARKED';
@@ -60,7 +65,7 @@ export class EventConsumer {
   #started: Promise<void> | undefined;
 
   constructor(options: ConsumerOptions) {
-    this.#o = { maxDeliver: 5, retryDelayMs: 500, ackWaitMs: 30_000, stream: {}, startAt: 'first', ...options };
+    this.#o = { maxDeliver: 5, retryDelayMs: 500, ackWaitMs: 30_000, stream: {}, startAt: 'first', inactiveThresholdMs: 0, ...options };
   }
 
   /** Connects (retrying until NATS answers) and starts consuming; resolves once consuming. */
@@ -96,6 +101,7 @@ export class EventConsumer {
         deliver_policy: this.#o.startAt === 'new' ? DeliverPolicy.New : DeliverPolicy.All,
         ack_wait: nanos(this.#o.ackWaitMs),
         max_deliver: this.#o.maxDeliver + 1,
+        ...(this.#o.inactiveThresholdMs > 0 && { inactive_threshold: nanos(this.#o.inactiveThresholdMs) }),
       });
       const consumer = await js.consumers.get(this.#o.stream.name ?? STREAM_NAME, durable);
       const messages = await consumer.consume({ max_messages: 64 });

@@ -38,7 +38,7 @@ export interface ServiceContext<C extends ServiceConfig = ServiceConfig> {
    */
   readonly events: { outbox: RedisOutbox; kick(tag?: string): void };
   /** Handles event types with durable consumers shared by the replicas (`group`: one per deployment). */
-  consume(handlers: EventHandlers, group?: string, options?: Pick<ConsumerOptions, 'startAt' | 'observe'>): EventConsumer;
+  consume(handlers: EventHandlers, group?: string, options?: Pick<ConsumerOptions, 'startAt' | 'observe' | 'inactiveThresholdMs'>): EventConsumer;
   /** Serves a gRPC service. */
   serve<S extends GrpcServiceDefinition>(definition: S, handlers: AsyncService<S>): void;
   /** Runs beside the API; `start` once serving, `stop` after draining. */

@@ -81,5 +81,7 @@ describe('address policy', () => {
     expect(await guard.problem('https://[::ffff:7f00:1]/')).toMatch(/private/);
     expect(await guard.problem('https://8.8.8.8/')).toBeUndefined();
     expect(await guard.problem('http://127.0.0.1:9/')).toMatch(/https/);
+    const slow = new UrlGuard({ policy: new AddressPolicy([]), resolver: { resolve: () => new Promise(() => undefined) }, resolveMs: 50 });
+    expect(await slow.problem('https://slow.test/')).toMatch(/resolve/);
   });
 });

@@ -9,9 +9,13 @@ export class UrlGuard {
   readonly #policy: AddressPolicy;
   readonly #resolver: Resolver;
 
-  constructor(deps: { policy: AddressPolicy; resolver: Resolver }) {
+  readonly #resolveMs: number;
+
+  /** `resolveMs`: how long a lookup may take before the host counts as not resolving (below the gRPC deadline). */
+  constructor(deps: { policy: AddressPolicy; resolver: Resolver; resolveMs?: number }) {
     this.#policy = deps.policy;
     this.#resolver = deps.resolver;
+    this.#resolveMs = deps.resolveMs ?? 2_000;
   }
 
   /** A problem in words, or undefined when the URL may be used. */
@@ -24,10 +28,14 @@ export class UrlGuard {
 
   async #addresses(target: TargetUrl): Promise<string[]> {
     if (target.literal) return [target.host];
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string[]>((resolve) => (timer = setTimeout(() => resolve([]), this.#resolveMs)));
     try {
-      return await this.#resolver.resolve(target.host);
+      return await Promise.race([this.#resolver.resolve(target.host), late]);
     } catch {
       return [];
+    } finally {
+      clearTimeout(timer);
     }
   }
 }
