@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
 import type { AddressPolicy } from '../domain/address-policy.js';
 import type { Resolver, Sender, SendResult } from '../domain/ports.js';
-import { guardedLookup } from './guarded-lookup.js';
+import { AddressRefused, guardedLookup } from './guarded-lookup.js';
 
 export interface HttpSenderOptions {
   policy: AddressPolicy;
@@ -62,12 +62,15 @@ export class HttpSender implements Sender {
   }
 }
 
+/** A failed request in a few words: the timeout, the SSRF guard's reason, or the error code. */
 function describe(err: unknown, signal: AbortSignal): string {
   if (signal.aborted) return 'timed out';
-  const e = err as { code?: string; message?: string; cause?: { message?: string; code?: string } };
-  const policy = e.code === 'EADDRREFUSED_BY_POLICY' ? e.message : e.cause && (e.cause as { code?: string }).code === 'EADDRREFUSED_BY_POLICY' ? e.cause.message : undefined;
-  if (policy) return policy;
-  return e.code ?? e.cause?.code ?? 'request failed';
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e instanceof AddressRefused) return e.message;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return 'request failed';
 }
 
 /** Errors in the log are short and ours (CONTRACT §13). */

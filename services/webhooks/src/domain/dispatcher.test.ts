@@ -126,6 +126,17 @@ describe('dispatcher', () => {
     expect(s.outcomes).toEqual(['delivered']);
   });
 
+  it('dispatcher — a secret that cannot be opened (the sealing key changed) fails the attempt in the log; nothing is sent unsigned', async () => {
+    const s = setup();
+    const w = await s.webhook('alice', 'https://a.test/');
+    s.repo.byUser.get('alice')!.get(w.webhookId)!.sealedSecret = new AesGcmSecretBox(Buffer.alloc(32, 1)).seal('whsec_AAAA', w.webhookId);
+    await s.fanout.handle(s.event('alice'));
+    start(s.dispatcher);
+    await vi.waitFor(() => expect(s.outcomes).toEqual(['failed']));
+    expect(s.sender.sent).toEqual([]);
+    expect(await s.repo.attempts('alice', w.webhookId)).toEqual([expect.objectContaining({ attempt: 1, status: null, error: 'signing secret unavailable' })]);
+  });
+
   it('dispatcher — a deleted webhook is dropped without a send', async () => {
     const s = setup();
     const w = await s.webhook('alice', 'https://a.test/');

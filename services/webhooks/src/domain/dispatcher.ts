@@ -1,6 +1,6 @@
 import type { Logger, SecretBox } from '@workspace/platform';
 import { nextAttemptAt, type RetryPolicy } from './backoff.js';
-import type { Claim, DeliveryQueue, Sender, SendResult, WebhookRepo } from './ports.js';
+import type { Claim, DeliveryQueue, Sender, SendResult, StoredWebhook, WebhookRepo } from './ports.js';
 import { ReceiverSlots } from './receiver-slots.js';
 
 /** How an attempt ended, for metrics. */
@@ -30,6 +30,8 @@ export interface DispatcherOptions {
 
 /** Claims per round trip to the queue. */
 const BATCH = 64;
+/** An attempt that could not be signed: logged and retried like any failure, never sent unsigned. */
+const UNSIGNABLE: SendResult = { ok: false, status: null, error: 'signing secret unavailable' };
 /** A delivery whose receiver has no free slot here goes back to the queue for this long. */
 const BUSY_DELAY_MS = 1_000;
 
@@ -128,11 +130,22 @@ export class Dispatcher {
         this.#o.observe?.('dropped', 0);
         return;
       }
-      const result = await this.#send(webhook.url, this.#o.box.open(webhook.sealedSecret, webhook.webhookId), claim);
+      const secret = this.#secretOf(webhook);
+      const result = secret === undefined ? UNSIGNABLE : await this.#send(webhook.url, secret, claim);
       if (this.#stop.signal.aborted && !result.ok) return; // cut off by shutdown: the lease brings it back
       await this.#settle(claim, result, started);
     } catch (err) {
       this.#o.logger.warn({ err, webhookId: delivery.webhookId, eventId: delivery.eventId }, 'webhook attempt could not be recorded; it runs again when its lease ends');
+    }
+  }
+
+  /** The signing secret, or undefined when it cannot be opened (WEBHOOK_SECRET_KEY changed or unset). */
+  #secretOf(webhook: StoredWebhook): string | undefined {
+    try {
+      return this.#o.box.open(webhook.sealedSecret, webhook.webhookId);
+    } catch (err) {
+      this.#o.logger.error({ err, webhookId: webhook.webhookId }, 'webhook secret cannot be opened; attempts fail until WEBHOOK_SECRET_KEY is the key it was sealed with');
+      return undefined;
     }
   }
 
