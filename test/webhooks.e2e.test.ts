@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startStack, type ApiUser, type Stack } from './support/stack.js';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { request, startStack, type ApiUser, type Stack } from './support/stack.js';
 import { Receiver } from './support/webhook-receiver.js';
 
 /**
@@ -276,5 +276,12 @@ describe('webhooks — delivery', () => {
     expect(text).toMatch(/webhooks_deliveries_total\{[^}]*outcome="delivered"[^}]*\} [1-9]/);
     expect(text).toMatch(/webhooks_deliveries_total\{[^}]*outcome="failed"[^}]*\} [1-9]/);
     expect(text).toMatch(/webhooks_delivery_duration_seconds_bucket/);
+    // With two replicas (e2e-scaled), both took deliveries from the shared queue.
+    const replicas = Object.entries(stack.services).filter(([name]) => name === 'webhooks' || name.startsWith('webhooks#'));
+    expect(replicas).toHaveLength(inject('infra').topology === 'scaled' ? 2 : 1);
+    for (const [name, replica] of replicas) {
+      const own = (await request(`http://127.0.0.1:${replica.metricsPort}/metrics`, {})).text;
+      expect(own, name).toMatch(/webhooks_deliveries_total\{[^}]*outcome="delivered"[^}]*\} [1-9]/);
+    }
   });
 });

@@ -8,7 +8,7 @@ export function userKeys(userId: string) {
     webhook: (webhookId: string) => `${base}:webhook:${webhookId}`,
     /** Sorted set of the user's webhook ids, scored by creation time (ms). */
     webhooks: `${base}:webhooks`,
-    /** List: the webhook's attempts, newest first, JSON each. */
+    /** Sorted set: the webhook's attempts (JSON each) by when they ended (ms). */
     log: (webhookId: string) => `${base}:log:${webhookId}`,
   };
 }

@@ -84,7 +84,7 @@ export class RedisWebhookRepo implements WebhookRepo {
   }
 
   async attempts(userId: string, webhookId: string): Promise<AttemptEntry[]> {
-    const raw = await this.#redis.lrange(userKeys(userId).log(webhookId), 0, -1);
+    const raw = await this.#redis.zrevrange(userKeys(userId).log(webhookId), 0, -1);
     return raw.map((r) => JSON.parse(r) as AttemptEntry);
   }
 

@@ -18,13 +18,14 @@ for i = 1, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 return redis.call('HGETALL', KEYS[1])`;
 
 /**
- * KEYS: webhook hash, its log. ARGV: entry JSON, ok (1/0), now (ms), disableAfterMs, keep.
- * Returns 'gone', 'disabled' (now, by this failure) or 'kept'.
+ * KEYS: webhook hash, its log (a sorted set of entry JSON by time, so replicas' attempts that
+ * end close together still list newest first). ARGV: entry JSON, ok (1/0), now (ms),
+ * disableAfterMs, keep. Returns 'gone', 'disabled' (now, by this failure) or 'kept'.
  */
 export const RECORD_ATTEMPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
-redis.call('LPUSH', KEYS[2], ARGV[1])
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[5]) - 1)
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[5]) - 1)
 if ARGV[2] == '1' then
   redis.call('HSET', KEYS[1], 'failingSince', '')
   return 'kept'
