@@ -56,6 +56,7 @@ export const webhooksService = defineService({
       tickMs: config.WEBHOOK_TICK_MS,
       // An attempt ends by its timeout; the margin covers recording it.
       leaseMs: config.WEBHOOK_TIMEOUT_MS + 20_000,
+      attemptMs: config.WEBHOOK_TIMEOUT_MS,
       observe: deliveryObserver(metrics),
     });
     const fanout = new Fanout({ repo, queue, scheduled: () => dispatcher.kick() });

@@ -28,6 +28,7 @@ function setup(options: { perReceiver?: number } = {}) {
     maxInFlight: 100,
     tickMs: 5,
     leaseMs: 30_000,
+    attemptMs: 10_000,
     observe: (o) => outcomes.push(o),
     now: clock.now,
   });
@@ -124,6 +125,37 @@ describe('dispatcher', () => {
     expect(s.sender.sent.filter((x) => x.url === slow.url)).toHaveLength(2);
     expect(await s.queue.depth()).toBe(5);
     expect(s.outcomes).toEqual(['delivered']);
+  });
+
+  it('dispatcher — a burst to one receiver waits in its line and goes out as slots free, with no wait for the queue', async () => {
+    const s = setup({ perReceiver: 2 });
+    const w = await s.webhook('alice', 'https://burst.test/');
+    for (let i = 0; i < 18; i++) await s.fanout.handle(s.event('alice', T0 + i));
+    start(s.dispatcher);
+    // 2 slots + a line of 16: all 18 go out while the (fake) clock stands still.
+    await vi.waitFor(() => expect(s.outcomes.filter((o) => o === 'delivered')).toHaveLength(18));
+    expect(new Set(s.sender.sent.map((x) => x.messageId)).size).toBe(18);
+    expect(s.sender.sent.every((x) => x.url === w.url && x.at === T0)).toBe(true);
+    expect(await s.queue.depth()).toBe(0);
+  });
+
+  it('dispatcher — a waiting delivery whose lease would end during its attempt goes back to the queue instead, and is claimed afresh', async () => {
+    const s = setup({ perReceiver: 1 });
+    const w = await s.webhook('alice', 'https://slow.test/');
+    s.sender.answers.set(w.url, 'hang');
+    for (let i = 0; i < 2; i++) await s.fanout.handle(s.event('alice', T0 + i));
+    start(s.dispatcher);
+    await vi.waitFor(() => expect(s.sender.sent).toHaveLength(1));
+    const waiting = [...s.queue.claims.keys()].find((id) => !id.endsWith(s.sender.sent[0]!.messageId))!;
+    // 16 s later the waiting one's 30 s lease cannot hold a 10 s attempt and 5 s to record it.
+    s.clock.advance(16_000);
+    s.sender.answers.set(w.url, { ok: true, status: 200, error: null });
+    s.sender.hanging.shift()!({ ok: true, status: 200, error: null });
+    await vi.waitFor(() => expect(s.sender.sent).toHaveLength(2));
+    expect(s.sender.sent[1]!.messageId).toBe(waiting.split(':')[1]);
+    await vi.waitFor(() => expect(s.outcomes).toEqual(['delivered', 'delivered']));
+    // It went back to the queue (then was claimed afresh) rather than run on its old lease.
+    expect(s.queue.rescheduled).toEqual([waiting]);
   });
 
   it('dispatcher — a secret that cannot be opened (the sealing key changed) fails the attempt in the log; nothing is sent unsigned', async () => {

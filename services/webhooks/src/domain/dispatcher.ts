@@ -22,6 +22,8 @@ export interface DispatcherOptions {
   tickMs: number;
   /** How long a claimed delivery is kept from other replicas: above the attempt's timeout. */
   leaseMs: number;
+  /** The longest an attempt takes (the sender's timeout): a waiting delivery starts only while its lease outlasts one. */
+  attemptMs: number;
   /** Attempts kept in each webhook's log. */
   logSize?: number;
   observe?: (outcome: DeliveryOutcome, seconds: number) => void;
@@ -32,8 +34,18 @@ export interface DispatcherOptions {
 const BATCH = 64;
 /** An attempt that could not be signed: logged and retried like any failure, never sent unsigned. */
 const UNSIGNABLE: SendResult = { ok: false, status: null, error: 'signing secret unavailable' };
-/** A delivery whose receiver has no free slot here goes back to the queue for this long. */
-const BUSY_DELAY_MS = 1_000;
+/** A delivery whose receiver has no free slot and a full line here goes back to the queue for this long. */
+const BUSY_DELAY_MS = 500;
+/** Claimed deliveries that may wait per receiver, in slots' worth. */
+const LINE_SLOTS = 8;
+/** Time kept in hand, after an attempt, to record it before the lease ends. */
+const RECORD_MARGIN_MS = 5_000;
+
+/** A claimed delivery waiting for its receiver's slot, and when it was claimed. */
+interface Waiting {
+  claim: Claim;
+  claimedAt: number;
+}
 
 /**
  * Delivers due deliveries: every replica runs one, claiming from the shared queue (a claim is a
@@ -46,7 +58,7 @@ const BUSY_DELAY_MS = 1_000;
  */
 export class Dispatcher {
   readonly #o: Required<Omit<DispatcherOptions, 'observe'>> & Pick<DispatcherOptions, 'observe'>;
-  readonly #slots: ReceiverSlots;
+  readonly #slots: ReceiverSlots<Waiting>;
   readonly #attempts = new Set<Promise<void>>();
   readonly #stop = new AbortController();
   #wake: (() => void) | undefined;
@@ -55,7 +67,7 @@ export class Dispatcher {
 
   constructor(options: DispatcherOptions) {
     this.#o = { logSize: 100, now: Date.now, ...options };
-    this.#slots = new ReceiverSlots({ perReceiver: options.perReceiver, total: options.maxInFlight });
+    this.#slots = new ReceiverSlots({ perReceiver: options.perReceiver, total: options.maxInFlight, maxWaiting: options.perReceiver * LINE_SLOTS });
   }
 
   start(): void {
@@ -68,11 +80,12 @@ export class Dispatcher {
     this.#wake?.();
   }
 
-  /** Stops claiming; attempts in flight are cut off and their deliveries left for the next lease. */
+  /** Stops claiming; waiting deliveries go back to the queue, attempts in flight are cut off (their leases bring them back). */
   async stop(): Promise<void> {
     this.#stop.abort();
     this.#wake?.();
     await this.#loop;
+    await Promise.allSettled(this.#slots.drain().map((w) => this.#o.queue.reschedule(w.claim, w.claim.delivery, this.#o.now())));
     await Promise.allSettled([...this.#attempts]);
   }
 
@@ -101,22 +114,35 @@ export class Dispatcher {
 
   /** Claims until nothing more is due or this replica is full. */
   async #pass(): Promise<void> {
-    while (!this.#stop.signal.aborted && this.#slots.free > 0) {
-      const limit = Math.min(BATCH, this.#slots.free);
-      const claims = await this.#o.queue.claim(this.#o.now(), this.#o.leaseMs, limit);
+    while (!this.#stop.signal.aborted && this.#slots.room > 0) {
+      const limit = Math.min(BATCH, this.#slots.room);
+      const now = this.#o.now();
+      const claims = await this.#o.queue.claim(now, this.#o.leaseMs, limit);
       for (const claim of claims) {
-        if (!this.#slots.take(claim.delivery.webhookId)) {
-          await this.#o.queue.reschedule(claim, claim.delivery, this.#o.now() + BUSY_DELAY_MS);
-          continue;
-        }
-        const attempt = this.#attempt(claim).finally(() => {
-          this.#slots.give(claim.delivery.webhookId);
-          this.#attempts.delete(attempt);
-          this.kick();
-        });
-        this.#attempts.add(attempt);
+        const receiver = claim.delivery.webhookId;
+        if (this.#slots.take(receiver)) this.#launch(claim);
+        else if (!this.#slots.wait(receiver, { claim, claimedAt: now })) await this.#o.queue.reschedule(claim, claim.delivery, now + BUSY_DELAY_MS);
       }
       if (claims.length < limit) return;
+    }
+  }
+
+  /** Runs an attempt in a slot already taken; its slot then goes to the receiver's next waiting delivery. */
+  #launch(claim: Claim): void {
+    const attempt = this.#attempt(claim).finally(() => {
+      this.#attempts.delete(attempt);
+      this.#handOver(claim.delivery.webhookId);
+      this.kick();
+    });
+    this.#attempts.add(attempt);
+  }
+
+  /** Starts the next waiting delivery whose lease still outlasts an attempt; stale ones go back to the queue. */
+  #handOver(receiver: string): void {
+    for (let next = this.#slots.release(receiver); next !== undefined; next = this.#slots.release(receiver)) {
+      const now = this.#o.now();
+      if (!this.#stop.signal.aborted && now - next.claimedAt + this.#o.attemptMs + RECORD_MARGIN_MS <= this.#o.leaseMs) return this.#launch(next.claim);
+      void this.#o.queue.reschedule(next.claim, next.claim.delivery, now).catch(() => undefined); // else its lease brings it back
     }
   }
 

@@ -70,6 +70,8 @@ export class MemoryQueue implements DeliveryQueue {
   readonly jobs = new Map<string, Delivery>();
   readonly claims = new Map<string, string>();
   readonly done = new Set<string>();
+  /** Ids put back by `reschedule`, in order. */
+  readonly rescheduled: string[] = [];
   #serial = 0;
 
   async enqueue(deliveries: Delivery[], dueAt: number): Promise<number> {
@@ -96,6 +98,7 @@ export class MemoryQueue implements DeliveryQueue {
   async reschedule(claim: Claim, next: Delivery, dueAt: number): Promise<void> {
     const id = claim.delivery.deliveryId;
     if (this.claims.get(id) !== claim.token) return;
+    this.rescheduled.push(id);
     this.jobs.set(id, next);
     this.due.set(id, dueAt);
     this.claims.delete(id);
@@ -119,6 +122,8 @@ export class MemoryQueue implements DeliveryQueue {
 export class ScriptedSender implements Sender {
   readonly sent: Array<{ url: string; messageId: string; at: number }> = [];
   readonly answers = new Map<string, SendResult | 'hang'>();
+  /** Settles the oldest hanging send. */
+  readonly hanging: Array<(result: SendResult) => void> = [];
   readonly #now: () => number;
 
   constructor(now: () => number) {
@@ -129,6 +134,9 @@ export class ScriptedSender implements Sender {
     this.sent.push({ url: o.url, messageId: o.messageId, at: this.#now() });
     const answer = this.answers.get(o.url) ?? { ok: true, status: 200, error: null };
     if (answer !== 'hang') return Promise.resolve(answer);
-    return new Promise((resolve) => o.signal.addEventListener('abort', () => resolve({ ok: false, status: null, error: 'aborted' }), { once: true }));
+    return new Promise((resolve) => {
+      this.hanging.push(resolve);
+      o.signal.addEventListener('abort', () => resolve({ ok: false, status: null, error: 'aborted' }), { once: true });
+    });
   }
 }
