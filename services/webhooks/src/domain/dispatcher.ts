@@ -90,12 +90,17 @@ export class Dispatcher {
   }
 
   async #run(): Promise<void> {
+    let failing = false;
     while (!this.#stop.signal.aborted) {
       this.#kicked = false;
       try {
         await this.#pass();
+        if (failing) this.#o.logger.info('webhook queue reachable again');
+        failing = false;
       } catch (err) {
-        this.#o.logger.warn({ err }, 'webhook queue pass failed; retrying at the next tick');
+        // Once per outage (Redis down, say), not once per tick.
+        if (!failing) this.#o.logger.warn({ err }, 'webhook queue pass failed; retrying every tick until it works');
+        failing = true;
       }
       if (!this.#kicked) await this.#pause();
     }
