@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { killProcesses, replicaKeys, reviveProcesses } from './support/processes.js';
 import { request, startStack, type ApiUser, type Stack } from './support/stack.js';
 import { Receiver } from './support/webhook-receiver.js';
 
@@ -203,6 +204,22 @@ describe('webhooks — delivery', () => {
     expect(after[0]!.attempt).toBeGreaterThan(failed[0]!.attempt as number);
     expect((await u.request('GET', `/v1/webhooks/${webhookId}`)).body.enabled).toBe(true);
   });
+
+  it('webhooks — every replica of the service killed with SIGKILL while a delivery waits for a retry and another event happens: after a restart both arrive', async () => {
+    const u = await stack.user();
+    const r = await receiver();
+    await r.stop();
+    const { webhookId } = await subscribe(u, r.url, ['project.created']);
+    const first = await project(u);
+    await expect.poll(async () => (await u.request('GET', `/v1/webhooks/${webhookId}/deliveries`)).body.deliveries.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    const keys = replicaKeys(stack, 'webhooks');
+    await killProcesses(stack, keys);
+    const second = await project(u); // published while no webhooks process runs: it waits in the durable consumer
+    await r.start();
+    await reviveProcesses(stack, keys);
+    // A delivery killed mid-attempt waits for its lease (timeout + 20 s) before it is taken up again.
+    await expect.poll(() => [first, second].every((name) => r.received.some((x) => x.body.includes(`"${name}"`))), { timeout: 45_000 }).toBe(true);
+  }, 90_000);
 
   it('webhooks — every event reaches the receiver at least once; deduped by webhook-id it sees each exactly once (all replicas)', async () => {
     const u = await stack.user();
