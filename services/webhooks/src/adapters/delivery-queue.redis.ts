@@ -4,8 +4,12 @@ import type { Claim, Delivery, DeliveryQueue } from '../domain/ports.js';
 import { queueKeys } from './keys.js';
 import { CLAIM, COMPLETE, ENQUEUE, RESCHEDULE } from './queue.lua.js';
 
-/** How long a finished delivery is remembered, so an event NATS hands over again is not sent again. */
-const DONE_TTL_S = 24 * 60 * 60;
+/**
+ * How long a finished delivery is remembered, so an event NATS hands over again is not sent
+ * again. NATS redelivers only what was not acknowledged — within the consumer's ack wait (30 s)
+ * times its deliveries (5) — so an hour is ample, and memory stays at an hour of deliveries.
+ */
+const DONE_TTL_S = 60 * 60;
 
 /** The shared delivery queue in Redis: a sorted set by due time, claimed atomically by scripts. */
 export class RedisDeliveryQueue implements DeliveryQueue {
