@@ -18,6 +18,7 @@ const ADDR = {
   files: env.FILES_ADDR ?? '127.0.0.1:50052',
   agents: env.AGENTS_ADDR ?? '127.0.0.1:50053',
   automations: env.AUTOMATIONS_ADDR ?? '127.0.0.1:50054',
+  webhooks: env.WEBHOOKS_ADDR ?? '127.0.0.1:50055',
 };
 
 /** The processes of the stack, started in this order and stopped in reverse. */
@@ -26,6 +27,8 @@ const SERVICES = [
   { name: 'projects', env: () => ({ GRPC_PORT: port(ADDR.projects), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, FILES_ADDR: ADDR.files }) },
   { name: 'agents', env: () => ({ GRPC_PORT: port(ADDR.agents), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, PROJECTS_ADDR: ADDR.projects, FILES_ADDR: ADDR.files }) },
   { name: 'automations', env: () => ({ GRPC_PORT: port(ADDR.automations), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, AGENTS_ADDR: ADDR.agents }) },
+  // Development: webhooks may point at this machine (CONTRACT §13); deployments list no host.
+  { name: 'webhooks', env: () => ({ GRPC_PORT: port(ADDR.webhooks), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, WEBHOOK_ALLOWED_HOSTS: env.WEBHOOK_ALLOWED_HOSTS ?? '127.0.0.1,localhost' }) },
   {
     name: 'gateway',
     env: () => ({
@@ -36,6 +39,7 @@ const SERVICES = [
       AGENTS_ADDR: ADDR.agents,
       FILES_ADDR: ADDR.files,
       AUTOMATIONS_ADDR: ADDR.automations,
+      WEBHOOKS_ADDR: ADDR.webhooks,
     }),
   },
 ];

@@ -75,6 +75,17 @@ describe.each(['dev', 'prod'])('kubernetes overlay %s', (overlay) => {
     }
   });
 
+  it('k8s — the webhooks service reaches the internet but no private, link-local or CGNAT range; besides only DNS, NATS and Redis', () => {
+    const egress = named('NetworkPolicy', 'webhooks-egress')!.spec;
+    expect(egress.policyTypes).toEqual(['Egress']);
+    const [internet, ...rest] = egress.egress;
+    expect(internet.to).toEqual([{ ipBlock: { cidr: '0.0.0.0/0', except: expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '100.64.0.0/10']) } }]);
+    expect(internet.ports).toBeUndefined();
+    expect(rest.flatMap((rule: { ports: { port: number }[] }) => rule.ports.map((p) => p.port)).sort()).toEqual([4222, 53, 53, 6379]);
+    // No other workspace process gets an egress policy of this kind.
+    expect(manifests.filter((m) => m.kind === 'NetworkPolicy' && m.spec.policyTypes.includes('Egress')).map((m) => m.metadata.name)).toEqual(['webhooks-egress']);
+  });
+
   it('k8s — the overlay decides where the backends are', () => {
     const backends = ['redis', 'nats', 'minio'].map((name) => named('Deployment', name));
     if (overlay === 'dev') expect(backends.every(Boolean)).toBe(true);

@@ -45,7 +45,7 @@ describe('Idempotency-Key (CONTRACT §15)', () => {
     expect(ttl).toBeLessThanOrEqual(24 * 3600_000);
   });
 
-  it('idempotency — every creating POST replays: projects, chats, schedules, triggers, copies; one resource each', async () => {
+  it('idempotency — every creating POST replays: projects, chats, schedules, triggers, webhooks, copies; one resource each', async () => {
     const u = await stack.user();
     const agentId = (await u.request('POST', '/v1/agents', { name: 'Parent' })).body.agentId as string;
     await put(stack, u, '/files/source.txt', 'bytes');
@@ -54,6 +54,7 @@ describe('Idempotency-Key (CONTRACT §15)', () => {
       { path: `/v1/agents/${agentId}/chats`, body: { title: 'Hello' }, count: async () => (await u.request('GET', `/v1/agents/${agentId}/chats`)).body.chats.length },
       { path: `/v1/agents/${agentId}/schedules`, body: { cron: '0 9 * * *' }, count: async () => (await u.request('GET', `/v1/agents/${agentId}/schedules`)).body.schedules.length },
       { path: `/v1/agents/${agentId}/triggers`, body: { name: 'gh' }, count: async () => (await u.request('GET', `/v1/agents/${agentId}/triggers`)).body.triggers.length },
+      { path: '/v1/webhooks', body: { url: 'http://127.0.0.1:9/replayed', events: ['*'] }, count: async () => (await u.request('GET', '/v1/webhooks')).body.webhooks.length },
       // onConflict=uuid: a second copy would land beside the first under a new name.
       { path: '/v1/agent/files/copy', body: { from: '/files/source.txt', to: '/files/copy.txt', onConflict: 'uuid' }, count: async () => (await u.request('GET', '/v1/agent/files?path=/files')).body.entries.filter((e: { name: string }) => e.name.startsWith('copy')).length },
     ];
@@ -154,7 +155,7 @@ describe('Idempotency-Key (CONTRACT §15)', () => {
   it('idempotency — the OpenAPI document declares the header and the 422 on creating POSTs only', async () => {
     const doc = (await fetch(`${stack.url}/openapi.json`).then((r) => r.json())) as { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; responses: Record<string, unknown> }>> };
     const declares = (path: string, method: string) => (doc.paths[path]![method]!.parameters ?? []).some((p) => p.name === 'Idempotency-Key' && p.in === 'header');
-    for (const [path, method] of [['/v1/agents', 'post'], ['/v1/agent/projects', 'post'], ['/v1/agents/{agentId}/chats', 'post'], ['/v1/agents/{agentId}/schedules', 'post'], ['/v1/agents/{agentId}/triggers', 'post'], ['/v1/agent/files/copy', 'post']]) {
+    for (const [path, method] of [['/v1/agents', 'post'], ['/v1/agent/projects', 'post'], ['/v1/agents/{agentId}/chats', 'post'], ['/v1/agents/{agentId}/schedules', 'post'], ['/v1/agents/{agentId}/triggers', 'post'], ['/v1/webhooks', 'post'], ['/v1/agent/files/copy', 'post']]) {
       expect(declares(path!, method!), `${method} ${path}`).toBe(true);
       expect(doc.paths[path!]![method!]!.responses['422'], `${method} ${path}`).toBeDefined();
     }

@@ -48,7 +48,7 @@ describe('npm start', () => {
     async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'));
       dirs.push(dataDir);
-      const [port, ...grpc] = await Promise.all(Array.from({ length: 5 }, freePort));
+      const [port, ...grpc] = await Promise.all(Array.from({ length: 6 }, freePort));
       const secret = randomBytes(24).toString('base64url');
       const env: Record<string, string | undefined> = {
         ...process.env,
@@ -57,6 +57,7 @@ describe('npm start', () => {
         FILES_ADDR: `127.0.0.1:${grpc[1]}`,
         AGENTS_ADDR: `127.0.0.1:${grpc[2]}`,
         AUTOMATIONS_ADDR: `127.0.0.1:${grpc[3]}`,
+        WEBHOOKS_ADDR: `127.0.0.1:${grpc[4]}`,
         REDIS_URL: infra.redisUrl,
         NATS_URL: infra.natsUrl,
         DATA_DIR: dataDir,
@@ -101,7 +102,7 @@ describe('npm start', () => {
           expect(read.body.content).toBe('before');
         }
         const names = [...processes().values()];
-        for (const service of ['files', 'projects', 'agents', 'automations', 'gateway']) expect(names.some((cmd) => cmd.includes(`services/${service}/dist/main.js`)), service).toBe(true);
+        for (const service of ['files', 'projects', 'agents', 'automations', 'webhooks', 'gateway']) expect(names.some((cmd) => cmd.includes(`services/${service}/dist/main.js`)), service).toBe(true);
         expect(output.filter((l) => l.includes('Stopping everything'))).toEqual([]);
 
         start.kill('SIGTERM');

@@ -55,7 +55,9 @@ export async function request(url: string, init: RequestInit): Promise<ApiRespon
  * scaled topology (Redis Cluster, NATS cluster), where every request of a user takes turns over
  * the gateways.
  */
-export async function startStack(options: { gatewayEnv?: Record<string, string>; filesEnv?: Record<string, string>; env?: Record<string, string>; infra?: InfraUrls } = {}): Promise<Stack> {
+export async function startStack(
+  options: { gatewayEnv?: Record<string, string>; filesEnv?: Record<string, string>; webhooksEnv?: Record<string, string>; env?: Record<string, string>; infra?: InfraUrls } = {},
+): Promise<Stack> {
   const infra = options.infra ?? inject('infra');
   const secret = randomBytes(24).toString('base64url');
   const launched = await launchStack({
@@ -63,7 +65,7 @@ export async function startStack(options: { gatewayEnv?: Record<string, string>;
     secret,
     replicas: infra.topology === 'scaled' ? 2 : 1,
     ...(options.env && { env: options.env }),
-    envOf: { ...(options.gatewayEnv && { gateway: options.gatewayEnv }), ...(options.filesEnv && { files: options.filesEnv }) },
+    envOf: { ...(options.gatewayEnv && { gateway: options.gatewayEnv }), ...(options.filesEnv && { files: options.filesEnv }), ...(options.webhooksEnv && { webhooks: options.webhooksEnv }) },
   });
   const services: Record<string, SpawnedService> = {};
   for (const [name, group] of Object.entries(launched.replicas)) group.forEach((s, i) => (services[i === 0 ? name : `${name}#${i + 1}`] = s));

@@ -44,6 +44,18 @@ export const env = {
       .pipe(z.string().url().optional()),
   /** host:port of another service's gRPC endpoint; `dns:///name:port` also works. */
   address: (fallback: string) => z.string().min(3).default(fallback),
+  /** 32 bytes as 64 hex digits or base64 / base64url (a sealing key); empty or unset → undefined. */
+  secretKey: () =>
+    z
+      .string()
+      .optional()
+      .transform((v, ctx) => {
+        const value = v?.trim();
+        if (!value) return undefined;
+        const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
+        if (key.length !== 32) ctx.addIssue({ code: 'custom', message: 'must be 32 bytes as 64 hex digits or base64' });
+        return key;
+      }),
   bool: (fallback: boolean) =>
     z
       .enum(['true', 'false', '1', '0'])

@@ -21,3 +21,4 @@ export { processConfig, serviceConfig, type ServiceConfig } from './runtime/conf
 export { defineService, runService, startService, type BackgroundTask, type RunningService, type ServiceContext, type ServiceDefinition, type StartOptions } from './runtime/service.js';
 export { assertDurableRedis } from './runtime/redis-policy.js';
 export { tombstone, TOMBSTONED_LUA } from './tombstones.js';
+export { AesGcmSecretBox, type SecretBox } from './secret-box.js';

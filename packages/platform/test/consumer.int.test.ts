@@ -27,7 +27,7 @@ afterAll(async () => {
 let n = 0;
 const deleted = (userId: string) => createEvent('agent.deleted', { source: '/test', subject: `agt_${String(++n).padStart(32, '0')}`, data: { userId, agentId: `agt_${String(n).padStart(32, '0')}` } });
 
-function consumer(service: string, handle: (e: WorkspaceEvent) => Promise<void>, extra: { maxDeliver?: number } = {}) {
+function consumer(service: string, handle: (e: WorkspaceEvent) => Promise<void>, extra: { maxDeliver?: number; startAt?: 'first' | 'new' } = {}) {
   const c = new EventConsumer({ url: nats.url, logger, service, handlers: { 'agent.deleted': handle }, retryDelayMs: 20, ...extra });
   consumers.push(c);
   return c;
@@ -46,6 +46,20 @@ describe('event consumer', () => {
     const again = consumer('catchup', async (e) => void seen.push(e.data.userId as string));
     await again.start();
     await expect.poll(() => seen).toEqual(['early', 'late', 'while-down']);
+  });
+
+  it("consumer — startAt 'new': a new durable skips the stream's history, then keeps its position like any other", async () => {
+    const seen: string[] = [];
+    await publisher.publish(deleted('history'));
+    const c = consumer('from-now', async (e) => void seen.push(e.data.userId as string), { startAt: 'new' });
+    await c.start();
+    await publisher.publish(deleted('after-start'));
+    await expect.poll(() => seen).toEqual(['after-start']);
+    await c.stop();
+    await publisher.publish(deleted('while-down'));
+    const again = consumer('from-now', async (e) => void seen.push(e.data.userId as string), { startAt: 'new' });
+    await again.start();
+    await expect.poll(() => seen).toEqual(['after-start', 'while-down']);
   });
 
   it('consumer — two replicas share a durable: each event is handled once between them', async () => {

@@ -4,7 +4,7 @@ import type { InfraUrls } from './infra.js';
 import { spawnService, type SpawnedService } from './process.js';
 
 /** The processes of the stack, in the order they start (each needs the ones before it). */
-export const STACK_SERVICES = ['files', 'projects', 'agents', 'automations', 'gateway'] as const;
+export const STACK_SERVICES = ['files', 'projects', 'agents', 'automations', 'webhooks', 'gateway'] as const;
 export type StackService = (typeof STACK_SERVICES)[number];
 
 export interface LaunchOptions {
@@ -47,6 +47,7 @@ function pick(env: Record<string, string> | undefined, names: string[]): Record<
 
 /** One key per stack seals webhook secrets at rest, as every replica of a deployment shares one. */
 const TRIGGER_SECRET_KEY = 'e2e0'.repeat(16);
+const WEBHOOK_SECRET_KEY = 'e2e1'.repeat(16);
 
 /**
  * Starts every built service and the gateway as real processes on random loopback ports,
@@ -90,6 +91,10 @@ export async function launchStack(options: LaunchOptions): Promise<LaunchedStack
         return { ...generous('agents'), PROJECTS_ADDR: addr('projects'), FILES_ADDR: addr('files') };
       case 'automations':
         return { AGENTS_ADDR: addr('agents'), TRIGGER_SECRET_KEY };
+      case 'webhooks':
+        // Receivers in tests are local servers; each stack has its own queue and durables, so
+        // stacks with other settings on the same Redis and NATS never take its deliveries.
+        return { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost', WEBHOOK_SECRET_KEY, WEBHOOK_NAMESPACE: `test-${randomBytes(8).toString('hex')}`, WEBHOOK_CONSUMER_INACTIVE_MS: '600000' };
       case 'gateway':
         return {
           ...generous('gateway'),
@@ -98,6 +103,7 @@ export async function launchStack(options: LaunchOptions): Promise<LaunchedStack
           FILES_ADDR: addr('files'),
           AGENTS_ADDR: addr('agents'),
           AUTOMATIONS_ADDR: addr('automations'),
+          WEBHOOKS_ADDR: addr('webhooks'),
         };
     }
   };

@@ -1,18 +1,6 @@
 import { env, serviceConfig } from '@workspace/platform';
 import { z } from 'zod';
 
-/** 32 bytes as 64 hex digits or base64 / base64url; empty or unset → secrets are stored as they are. */
-const secretKey = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    const value = v?.trim();
-    if (!value) return undefined;
-    const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
-    if (key.length !== 32) ctx.addIssue({ code: 'custom', message: 'must be 32 bytes as 64 hex digits or base64' });
-    return key;
-  });
-
 export const configSchema = serviceConfig({ grpc: 50054, metrics: 9468 }).extend({
   AGENTS_ADDR: env.address('127.0.0.1:50053'),
   /** Pause between passes over the due index (a due run starts within about this long). */
@@ -26,8 +14,8 @@ export const configSchema = serviceConfig({ grpc: 50054, metrics: 9468 }).extend
   MAX_SCHEDULES_PER_AGENT: env.positiveInt(50),
   /** The most webhook triggers one Agent may have (CONTRACT §14); beyond it → 403 QUOTA_EXCEEDED. */
   MAX_TRIGGERS_PER_AGENT: env.positiveInt(50),
-  /** AES-256-GCM key sealing webhook secrets at rest (see adapters/secret-box.ts). */
-  TRIGGER_SECRET_KEY: secretKey,
+  /** AES-256-GCM key sealing webhook secrets at rest (see packages/platform/src/secret-box.ts). */
+  TRIGGER_SECRET_KEY: env.secretKey(),
 });
 
 export type AutomationsConfig = z.output<typeof configSchema>;

@@ -1,10 +1,9 @@
-import { defineService, type Metrics } from '@workspace/platform';
+import { AesGcmSecretBox, defineService, type Metrics } from '@workspace/platform';
 import { AgentsServiceService } from '@workspace/proto/workspace/agents/v1/agents';
 import { AutomationsServiceService } from '@workspace/proto/workspace/automations/v1/automations';
 import { GrpcAgentDirectory } from './adapters/agents.grpc.js';
 import { RedisDueIndex } from './adapters/due-index.redis.js';
 import { RedisScheduleRepo } from './adapters/schedule-repo.redis.js';
-import { AesGcmSecretBox } from './adapters/secret-box.js';
 import { RedisTriggerRepo } from './adapters/trigger-repo.redis.js';
 import { removeAgent } from './domain/cascade.js';
 import type { AgentDirectory } from './domain/ports.js';

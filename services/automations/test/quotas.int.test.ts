@@ -1,7 +1,7 @@
 import { newUserId } from '@workspace/testkit';
+import { AesGcmSecretBox } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { triggerOwnerKey, userKeys } from '../src/adapters/keys.js';
-import { AesGcmSecretBox } from '../src/adapters/secret-box.js';
 import { Schedules } from '../src/domain/schedules.js';
 import { Triggers } from '../src/domain/triggers.js';
 import { harness, type Harness } from './support/harness.js';

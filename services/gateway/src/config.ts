@@ -31,6 +31,11 @@ export const configSchema = processConfig({ metrics: 9464 })
       .string()
       .default('127.0.0.1:50054')
       .transform((v) => v.trim() || undefined),
+    /** Empty: run without the webhooks service (no /v1/webhooks routes). */
+    WEBHOOKS_ADDR: z
+      .string()
+      .default('127.0.0.1:50055')
+      .transform((v) => v.trim() || undefined),
     GRPC_DEADLINE_MS: env.positiveInt(5_000),
     /** An upload body that sends no byte for this long (while the gateway waits for one) fails (CONTRACT §5). */
     UPLOAD_IDLE_TIMEOUT_MS: env.positiveInt(30_000),

@@ -5,6 +5,7 @@ import { ProjectsServiceService } from '@workspace/proto/workspace/projects/v1/p
 import { AgentsServiceService } from '@workspace/proto/workspace/agents/v1/agents';
 import { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
 import { AutomationsServiceService } from '@workspace/proto/workspace/automations/v1/automations';
+import { WebhooksServiceService } from '@workspace/proto/workspace/webhooks/v1/webhooks';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import { createApp } from './app.js';
 import type { Clients } from './routes/index.js';
@@ -20,8 +21,8 @@ export interface GatewayOptions {
   host: string;
   port: number;
   auth: AuthOptions;
-  /** `automations` is optional: without it schedules and triggers are not served. */
-  addresses: { projects: string; files: string; agents: string; automations?: string | undefined };
+  /** `automations` and `webhooks` are optional: without them their routes are not served. */
+  addresses: { projects: string; files: string; agents: string; automations?: string | undefined; webhooks?: string | undefined };
   deadlineMs: number;
   /** An upload body that sends nothing for this long fails; default 30 s (CONTRACT §5). */
   uploadIdleTimeoutMs?: number;
@@ -39,7 +40,7 @@ const UPLOAD_IDLE_TIMEOUT_MS = 30_000;
 /** Wires clients and the app, listens; `stop` drains in-flight requests, then closes clients. */
 export async function startGateway(options: GatewayOptions) {
   // Reads (and idempotent writes) are retried on UNAVAILABLE, e.g. when a replica is draining.
-  const client = <S extends ServiceDefinition>(definition: S, name: Exclude<keyof GatewayOptions['addresses'], 'automations'>, idempotent: readonly Extract<keyof S, string>[]) =>
+  const client = <S extends ServiceDefinition>(definition: S, name: Exclude<keyof GatewayOptions['addresses'], 'automations' | 'webhooks'>, idempotent: readonly Extract<keyof S, string>[]) =>
     createClient(definition, { serviceName: name, address: options.addresses[name], deadlineMs: options.deadlineMs, idempotent });
   const clients = {
     projects: client(ProjectsServiceService, 'projects', ['ensureHome', 'listProjects', 'getProject']),
@@ -51,6 +52,14 @@ export async function startGateway(options: GatewayOptions) {
         address: options.addresses.automations,
         deadlineMs: options.deadlineMs,
         idempotent: ['listSchedules', 'listTriggers', 'summarizeSchedules'],
+      }),
+    }),
+    ...(options.addresses.webhooks && {
+      webhooks: createClient(WebhooksServiceService, {
+        serviceName: 'webhooks',
+        address: options.addresses.webhooks,
+        deadlineMs: options.deadlineMs,
+        idempotent: ['listWebhooks', 'getWebhook', 'listDeliveries'],
       }),
     }),
   } satisfies Clients;

@@ -21,7 +21,7 @@ const gateway = await startGateway({
     issuer: config.AUTH_ISSUER,
     audience: config.AUTH_AUDIENCE,
   },
-  addresses: { projects: config.PROJECTS_ADDR, files: config.FILES_ADDR, agents: config.AGENTS_ADDR, automations: config.AUTOMATIONS_ADDR },
+  addresses: { projects: config.PROJECTS_ADDR, files: config.FILES_ADDR, agents: config.AGENTS_ADDR, automations: config.AUTOMATIONS_ADDR, webhooks: config.WEBHOOKS_ADDR },
   deadlineMs: config.GRPC_DEADLINE_MS,
   uploadIdleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
   trustProxy: config.TRUST_PROXY,

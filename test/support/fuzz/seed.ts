@@ -12,6 +12,12 @@ async function ok(promise: Promise<{ status: number; body: any; text: string }>,
   return res.body;
 }
 
+/**
+ * Where the fuzzer's webhooks point: the discard port on loopback (listed in the test stacks'
+ * WEBHOOK_ALLOWED_HOSTS), so their deliveries fail at once and reach no one.
+ */
+export const FUZZ_WEBHOOK_URL = 'http://127.0.0.1:9/fz';
+
 /** Two Agents with chats, a schedule and a trigger each, in the given project. */
 async function seedAgents(user: ApiUser, o: { names: string[]; projectName: string; knowledge: string; chatTitle: string; triggerName: string; text: string }, into: Owned) {
   for (const name of o.names) {
@@ -34,7 +40,7 @@ export async function seedVictim(stack: Stack): Promise<Victim> {
   const user = await stack.user();
   const tag = `zq${randomBytes(6).toString('hex')}`;
   const project = `Leak${tag}Proj`;
-  const owned: Owned = { agents: [], chats: [], schedules: [], triggers: [], files: [], projects: [project] };
+  const owned: Owned = { agents: [], chats: [], schedules: [], triggers: [], files: [], projects: [project], webhooks: [] };
   const before = await ok(user.request('GET', '/v1/agent/files/changes/cursor'), 200);
   await ok(user.request('POST', '/v1/agent/projects', { name: project, goal: `${tag}-goal`, instructions: `${tag}-instructions` }));
   for (const [path, content] of [
@@ -46,14 +52,16 @@ export async function seedVictim(stack: Stack): Promise<Victim> {
   }
   const page = await ok(user.request('GET', '/v1/agent/files?recursive=true&limit=1'), 200);
   await seedAgents(user, { names: [`${tag}-agent-a`, `${tag}-agent-b`], projectName: project, knowledge: owned.files[0]!, chatTitle: `${tag}-chat-title`, triggerName: `${tag}-trigger-name`, text: tag }, owned);
-  const markers = [project, `${tag}-goal`, `${tag}-instructions`, `${tag}-content`, `${tag}-home-content`, `${tag}-secret.md`, `${tag}-home.txt`, `${tag}-agent-a`, `${tag}-agent-b`, `${tag}-description`, `${tag}-starter`, `${tag}-chat-title`, `${tag}-trigger-name`];
-  const ids = [...owned.agents.flatMap((a) => [a.agentId, a.configId]), ...[...owned.chats, ...owned.schedules, ...owned.triggers].flatMap((c) => [c.id, ...(c.secret ? [c.secret] : [])])];
+  const webhook = await ok(user.request('POST', '/v1/webhooks', { url: `${FUZZ_WEBHOOK_URL}${tag}`, events: ['project.updated'], description: `${tag}-webhook` }));
+  owned.webhooks.push(webhook.webhookId);
+  const markers = [`${tag}-webhook`, webhook.secret, project, `${tag}-goal`, `${tag}-instructions`, `${tag}-content`, `${tag}-home-content`, `${tag}-secret.md`, `${tag}-home.txt`, `${tag}-agent-a`, `${tag}-agent-b`, `${tag}-description`, `${tag}-starter`, `${tag}-chat-title`, `${tag}-trigger-name`];
+  const ids = [...owned.webhooks, ...owned.agents.flatMap((a) => [a.agentId, a.configId]), ...[...owned.chats, ...owned.schedules, ...owned.triggers].flatMap((c) => [c.id, ...(c.secret ? [c.secret] : [])])];
   return { ...owned, sub: user.sub, cursors: [before.cursor, page.cursor], secrets: [user.sub, ...markers, ...ids] };
 }
 
 /** The fuzzing user's starting state: projects, files, Agents and their children. */
 export async function seedSelf(stack: Stack, user: ApiUser, tag: string): Promise<Owned> {
-  const owned: Owned = { agents: [], chats: [], schedules: [], triggers: [], files: [], projects: ['Home'] };
+  const owned: Owned = { agents: [], chats: [], schedules: [], triggers: [], files: [], projects: ['Home'], webhooks: [] };
   for (const name of [`fz-${tag}-one`, `fz-${tag}-two`]) {
     await ok(user.request('POST', '/v1/agent/projects', { name }));
     owned.projects.push(name);
@@ -63,6 +71,7 @@ export async function seedSelf(stack: Stack, user: ApiUser, tag: string): Promis
     await ok(upload(stack.url, user, { filename: 'seed.txt', content: `seed ${i} `.repeat(i * 10 + 1) }, { path }), 200);
     owned.files.push(path);
   }
+  for (const events of [['*'], ['file.created', 'agent.updated']]) owned.webhooks.push((await ok(user.request('POST', '/v1/webhooks', { url: FUZZ_WEBHOOK_URL, events }))).webhookId);
   await seedAgents(user, { names: ['fz agent one', 'fz agent two', 'fz agent three'], projectName: `fz-${tag}-one`, knowledge: paths[0]!, chatTitle: 'fz chat', triggerName: 'fz trigger', text: 'fz' }, owned);
   return owned;
 }

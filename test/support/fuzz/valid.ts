@@ -41,6 +41,9 @@ const HINTS: Hints = {
   'getChanges.cursor': ref('changeCursor'),
   'getChanges.timeout': fc.constantFrom('0', '1'),
   'listAgents.limit': fc.integer({ min: 1, max: 100 }).map(String),
+  'createWebhook.url': fc.constantFrom('http://127.0.0.1:9/fz', 'http://localhost:9/fz-local'),
+  'updateWebhook.url': fc.constantFrom('http://127.0.0.1:9/fz-patched'),
+  'events[]': fc.constantFrom('*', 'agent.created', 'agent.updated', 'chat.created', 'file.created', 'file.deleted', 'project.updated'),
 };
 
 export function hintsFor(op: Operation): Hints {

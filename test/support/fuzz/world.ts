@@ -19,6 +19,8 @@ export interface Owned {
   triggers: ChildRec[];
   files: string[];
   projects: string[];
+  /** Outbound webhook ids. */
+  webhooks: string[];
 }
 
 /** The victim: ids and marker strings the fuzzing user must never see unless it sent them. */
@@ -58,7 +60,7 @@ export class World {
   ) {
     this.self = structuredClone(seeded);
     const s = this.self;
-    this.pinned = new Set([...s.agents.map((a) => a.agentId), ...[...s.chats, ...s.schedules, ...s.triggers].map((c) => c.id), ...s.files, ...s.projects]);
+    this.pinned = new Set([...s.agents.map((a) => a.agentId), ...[...s.chats, ...s.schedules, ...s.triggers].map((c) => c.id), ...s.files, ...s.projects, ...s.webhooks]);
   }
 
   /** What a removing request should take: the unpinned part of `list`, or all of it when that is empty. */
@@ -74,6 +76,10 @@ export class World {
 
   /** The path parameters of one record: a chat for {agentId, chatId}, and so on. */
   params(names: string[], owner: Owned, n: number, removing = false): Record<string, string> | undefined {
+    if (names.includes('webhookId')) {
+      const id = pick(removing ? this.removable(owner.webhooks, (w) => w) : owner.webhooks, n);
+      return id === undefined ? undefined : { webhookId: id };
+    }
     const child = names.includes('chatId') ? owner.chats : names.includes('scheduleId') ? owner.schedules : names.includes('triggerId') ? owner.triggers : undefined;
     if (child) {
       const rec = pick(removing ? this.removable(child, (c) => c.id) : child, n);
@@ -134,6 +140,12 @@ export class World {
         return;
       case 'deleteTrigger':
         without(s.triggers, (c) => c.id === params.triggerId);
+        return;
+      case 'createWebhook':
+        if (str('webhookId')) s.webhooks.push(str('webhookId')!);
+        return;
+      case 'deleteWebhook':
+        without(s.webhooks, (w) => w === params.webhookId);
         return;
       case 'createProject':
         if (str('name')) s.projects.push(str('name')!);

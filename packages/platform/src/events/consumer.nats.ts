@@ -27,6 +27,17 @@ export interface ConsumerOptions {
   stream?: StreamOptions;
   /** Told about every event handled: for metrics. */
   observe?: (type: string, outcome: 'ok' | 'retry' | 'parked') => void;
+  /**
+   * Where a durable starts when it is first created: at the oldest event the stream keeps
+   * (default), or at the next one published (for consumers that act only on what happens from
+   * now on, such as outbound webhooks, and must not replay days of history in a new deployment).
+   */
+  startAt?: 'first' | 'new';
+  /**
+   * Durables nobody consumed from for this long are removed by the server (0: never). Only for
+   * short-lived deployments such as test stacks: a removed durable forgets its position.
+   */
+  inactiveThresholdMs?: number;
 }
 
 export const PARKED_STREAM = 'WORKSPACE_PARKED';
@@ -46,6 +57,7 @@ export function durableName(service: string, subject: string): string {
  */
 export class EventConsumer {
   readonly #o: Required<Omit<ConsumerOptions, 'observe' | 'stream'>> & Pick<ConsumerOptions, 'observe'> & { stream: StreamOptions };
+  #consuming = false;
   #nc: NatsConnection | undefined;
   #subscriptions: ConsumerMessages[] = [];
   #loops: Promise<void>[] = [];
@@ -53,7 +65,7 @@ export class EventConsumer {
   #started: Promise<void> | undefined;
 
   constructor(options: ConsumerOptions) {
-    this.#o = { maxDeliver: 5, retryDelayMs: 500, ackWaitMs: 30_000, stream: {}, ...options };
+    this.#o = { maxDeliver: 5, retryDelayMs: 500, ackWaitMs: 30_000, stream: {}, startAt: 'first', inactiveThresholdMs: 0, ...options };
   }
 
   /** Connects (retrying until NATS answers) and starts consuming; resolves once consuming. */
@@ -86,16 +98,23 @@ export class EventConsumer {
         durable_name: durable,
         filter_subject: subject,
         ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
+        deliver_policy: this.#o.startAt === 'new' ? DeliverPolicy.New : DeliverPolicy.All,
         ack_wait: nanos(this.#o.ackWaitMs),
         max_deliver: this.#o.maxDeliver + 1,
+        ...(this.#o.inactiveThresholdMs > 0 && { inactive_threshold: nanos(this.#o.inactiveThresholdMs) }),
       });
       const consumer = await js.consumers.get(this.#o.stream.name ?? STREAM_NAME, durable);
       const messages = await consumer.consume({ max_messages: 64 });
       this.#subscriptions.push(messages);
       this.#loops.push(this.#loop(messages));
     }
+    this.#consuming = true;
     this.#o.logger.info({ durables: Object.keys(this.#o.handlers) }, 'consuming events');
+  }
+
+  /** True once every durable exists and is being consumed. */
+  get consuming(): boolean {
+    return this.#consuming;
   }
 
   async #loop(messages: ConsumerMessages): Promise<void> {

@@ -1,7 +1,7 @@
 import type { ServiceDefinition as GrpcServiceDefinition } from '@grpc/grpc-js';
 import type { z } from 'zod';
 import { loadConfig, loadConfigOrExit } from '../config.js';
-import { EventConsumer, type EventHandlers } from '../events/consumer.nats.js';
+import { EventConsumer, type ConsumerOptions, type EventHandlers } from '../events/consumer.nats.js';
 import { RedisOutbox } from '../events/outbox.redis.js';
 import { JetStreamPublisher } from '../events/publisher.nats.js';
 import { OutboxRelay, type EventPublisher } from '../events/relay.js';
@@ -38,7 +38,7 @@ export interface ServiceContext<C extends ServiceConfig = ServiceConfig> {
    */
   readonly events: { outbox: RedisOutbox; kick(tag?: string): void };
   /** Handles event types with durable consumers shared by the replicas (`group`: one per deployment). */
-  consume(handlers: EventHandlers, group?: string): EventConsumer;
+  consume(handlers: EventHandlers, group?: string, options?: Pick<ConsumerOptions, 'startAt' | 'observe' | 'inactiveThresholdMs'>): EventConsumer;
   /** Serves a gRPC service. */
   serve<S extends GrpcServiceDefinition>(definition: S, handlers: AsyncService<S>): void;
   /** Runs beside the API; `start` once serving, `stop` after draining. */
@@ -145,8 +145,8 @@ export async function startService<S extends z.ZodType<ServiceConfig>, D>(
       const { relay, outbox } = relayParts;
       return { outbox, kick: (tag?: string) => relay.kick(tag) };
     },
-    consume(handlers, group = name) {
-      const consumer = new EventConsumer({ url: config.NATS_URL, logger, service: group, stream, handlers });
+    consume(handlers, group = name, consumerOptions = {}) {
+      const consumer = new EventConsumer({ url: config.NATS_URL, logger, service: group, stream, handlers, ...consumerOptions });
       consumers.push(consumer);
       starting.push(() => void consumer.start());
       if (consumers.length === 1) {

@@ -111,12 +111,8 @@ export interface TriggerRepo {
   deleteAgent(userId: string, agentId: string): Promise<void>;
 }
 
-/** Keeps webhook secrets unreadable at rest where it can (see adapters/secret-box.ts). */
-export interface SecretBox {
-  /** `context` (the trigger id) is bound to the sealed value: it cannot be moved to another trigger. */
-  seal(secret: string, context: string): string;
-  open(sealed: string, context: string): string;
-}
+/** Keeps webhook secrets unreadable at rest where it can (packages/platform/src/secret-box.ts). */
+export type { SecretBox } from '@workspace/platform';
 
 /** Who a use case runs for, and what to pass on to other services. */
 export interface Scope {

@@ -1,8 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createLogger, createRedis, errors, type RedisClient } from '@workspace/platform';
+import { AesGcmSecretBox, createLogger, createRedis, errors, type RedisClient } from '@workspace/platform';
 import { RedisDueIndex } from '../../src/adapters/due-index.redis.js';
 import { RedisScheduleRepo } from '../../src/adapters/schedule-repo.redis.js';
-import { AesGcmSecretBox } from '../../src/adapters/secret-box.js';
 import { RedisTriggerRepo } from '../../src/adapters/trigger-repo.redis.js';
 import type { AgentDirectory, Scope } from '../../src/domain/ports.js';
 import { Scheduler, type RunOutcome } from '../../src/domain/scheduler.js';

@@ -17,7 +17,7 @@ export const API_INFO: ApiInfo = {
  * reached (the handlers never run), so the SDK's build and the lint test make it offline.
  */
 export function openApiDocument(): Record<string, unknown> {
-  const clients = { projects: {}, agents: {}, files: {}, automations: {} } as unknown as Clients;
+  const clients = { projects: {}, agents: {}, files: {}, automations: {}, webhooks: {} } as unknown as Clients;
   const routes = buildRoutes(clients, { store: {} as ObjectStore, logger: createLogger('openapi', 'silent'), uploadIdleTimeoutMs: 1_000 });
   return buildOpenApi(routes, API_INFO);
 }

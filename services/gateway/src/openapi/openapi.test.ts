@@ -7,7 +7,7 @@ import { buildOpenApi } from './openapi.js';
 type Operation = { operationId: string; security: unknown[]; parameters?: { name: string; in: string }[]; responses: Record<string, { description: string; headers?: Record<string, { $ref?: string }> }> };
 
 // Handlers are never called here: the document comes from the route definitions alone.
-const clients = { projects: {}, agents: {}, files: {}, automations: {} } as unknown as Clients;
+const clients = { projects: {}, agents: {}, files: {}, automations: {}, webhooks: {} } as unknown as Clients;
 const routes = buildRoutes(clients, { store: {} as ObjectStore, logger: createLogger('test', 'silent'), uploadIdleTimeoutMs: 1_000 });
 const doc = buildOpenApi(routes, { title: 't', version: '1', description: 'd' }) as { paths: Record<string, Record<string, Operation>>; components: { headers: Record<string, unknown> } };
 const operations = Object.values(doc.paths).flatMap((byMethod) => Object.values(byMethod));
@@ -29,7 +29,7 @@ describe('openapi — limits', () => {
   });
 
   it('openapi — creating POSTs declare Idempotency-Key and 422 IDEMPOTENCY_KEY_REUSED; others do not', () => {
-    const idempotent = ['createProject', 'createAgent', 'createChat', 'createSchedule', 'createTrigger', 'copyFile'];
+    const idempotent = ['createProject', 'createAgent', 'createChat', 'createSchedule', 'createTrigger', 'copyFile', 'createWebhook'];
     for (const op of operations) {
       const declares = (op.parameters ?? []).some((p) => p.name === 'Idempotency-Key' && p.in === 'header');
       expect(declares, op.operationId).toBe(idempotent.includes(op.operationId));
@@ -38,7 +38,7 @@ describe('openapi — limits', () => {
   });
 
   it('openapi — the count quotas are documented as 403 QUOTA_EXCEEDED where they apply', () => {
-    for (const id of ['createAgent', 'createSchedule', 'createTrigger']) expect(byId(id).responses['403']!.description, id).toContain('QUOTA_EXCEEDED');
+    for (const id of ['createAgent', 'createSchedule', 'createTrigger', 'createWebhook']) expect(byId(id).responses['403']!.description, id).toContain('QUOTA_EXCEEDED');
     expect(byId('getAgent').responses['403']).toBeUndefined();
   });
 });

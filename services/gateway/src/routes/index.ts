@@ -6,6 +6,7 @@ import { automationsRoutes, type AutomationsClient } from './automations.routes.
 import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
 import { filesRoutes, type FilesRouteDeps } from './files.routes.js';
 import { projectsRoutes } from './projects.routes.js';
+import { webhooksRoutes, type WebhooksClient } from './webhooks.routes.js';
 import type { RouteDef } from './route.js';
 import { usageRoutes } from './usage.routes.js';
 
@@ -16,6 +17,8 @@ export interface Clients {
   files: ServiceClient<typeof FilesServiceService>;
   /** Schedules and webhook triggers; without it their routes are absent and the list shows no schedules. */
   automations?: AutomationsClient;
+  /** Outbound webhooks; without it their routes are absent. */
+  webhooks?: WebhooksClient;
 }
 
 /** What routes need besides the clients: the file routes' byte path and its settings. */
@@ -29,5 +32,6 @@ export function buildRoutes(clients: Clients, options: RouteOptions): RouteDef[]
     ...filesRoutes({ ...options, files: clients.files, projects: clients.projects }),
     ...(clients.automations ? automationsRoutes(clients.automations) : []),
     ...usageRoutes(clients),
+    ...(clients.webhooks ? webhooksRoutes(clients.webhooks) : []),
   ];
 }

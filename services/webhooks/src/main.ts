@@ -1,0 +1,4 @@
+import { runService } from '@workspace/platform';
+import { webhooksService } from './service.js';
+
+await runService(webhooksService);
