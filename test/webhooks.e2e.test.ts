@@ -219,6 +219,8 @@ describe('webhooks — delivery', () => {
     await reviveProcesses(stack, keys);
     // A delivery killed mid-attempt waits for its lease (timeout + 20 s) before it is taken up again.
     await expect.poll(() => [first, second].every((name) => r.received.some((x) => x.body.includes(`"${name}"`))), { timeout: 45_000 }).toBe(true);
+    // The gateway reaches the service again once its channel has reconnected (503 with Retry-After until then).
+    await expect.poll(async () => (await u.request('GET', '/v1/webhooks')).status, { timeout: 30_000, interval: 250 }).toBe(200);
   }, 90_000);
 
   it('webhooks — every event reaches the receiver at least once; deduped by webhook-id it sees each exactly once (all replicas)', async () => {
