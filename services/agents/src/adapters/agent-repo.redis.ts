@@ -85,11 +85,16 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
     // When a watched write wins: if it moved the config, the next look finds this update stale; if it was a chat, it goes again.
     const value = await conflicts(() =>
       this.#pool.run<CommitResult>([k.agent(agentId)], async (conn) => {
-        const hash = await conn.hgetall(k.agent(agentId));
+        // Every read in one round trip (a stale or gone Agent wastes two small ones).
+        const [hash, stored, pins, indexed] = await Promise.all([
+          conn.hgetall(k.agent(agentId)),
+          conn.zrange(k.configs(agentId), '0', '-1'),
+          conn.hgetall(k.pins(agentId)),
+          conn.sismember(searchKeysOf(userId).docs, agentId),
+        ]);
         const agent = decodeAgent(hash);
         if (!agent) return { value: { status: 'gone' } };
         if (agent.currentConfigId !== baseConfigId) return { value: { status: 'stale', currentConfigId: agent.currentConfigId } };
-        const [stored, pins] = await Promise.all([conn.zrange(k.configs(agentId), '0', '-1'), conn.hgetall(k.pins(agentId))]);
         const pinned = new Set(Object.entries(pins).filter(([, n]) => Number(n) > 0).map(([id]) => id));
         expired = request.expire([...stored, config.configId], pinned);
         const seq = Number(hash.configSeq ?? stored.length) + 1;
@@ -105,7 +110,7 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
               tx.zrem(k.configs(agentId), ...expired);
             }
             this.#outbox.append(tx, k.tag, request.events);
-            queueIndexSet(tx, searchKeysOf(userId), k.agent(agentId), agentId, request.summary, agent.summary);
+            queueIndexSet(tx, searchKeysOf(userId), k.agent(agentId), agentId, request.summary, indexed === 1 ? agent.summary : undefined);
           },
         };
       }),

@@ -46,22 +46,21 @@ export function agentTrigrams(text: SearchText): Set<string> {
 }
 
 /**
- * The EVAL of INDEX_SYNC that moves the Agent from the trigrams of `before` (undefined: none
- * known) to those of `after`, as the next command of `tx` (after the write of `after`).
+ * The EVAL of INDEX_SYNC that moves the Agent from the trigrams of `before` to those of
+ * `after`, as the next command of `tx` (after the write of `after`). `before` undefined: the
+ * Agent is not indexed yet, every trigram of `after` is added.
  */
 export function queueIndexSet(tx: ChainableCommander, keys: SearchKeys, agentHash: string, agentId: string, after: SearchText, before?: SearchText): void {
   const next = agentTrigrams(after);
   const prev = before ? agentTrigrams(before) : new Set<string>();
-  const add: string[] = [];
-  const keep: string[] = [];
-  for (const t of next) (prev.has(t) ? keep : add).push(keys.gram(t));
+  const add = [...next].filter((t) => !prev.has(t)).map(keys.gram);
   const drop = [...prev].filter((t) => !next.has(t)).map(keys.gram);
-  const all = [agentHash, keys.docs, ...add, ...keep, ...drop];
-  tx.eval(INDEX_SYNC, all.length, ...all, agentId, String(add.length), String(keep.length), 'set', after.searchName, after.searchDescription);
+  const all = [agentHash, keys.docs, ...add, ...drop];
+  tx.eval(INDEX_SYNC, all.length, ...all, agentId, String(add.length), before ? 'diff' : 'set', after.searchName, after.searchDescription);
 }
 
 /** The EVAL of INDEX_SYNC that takes the Agent (last indexed as `text`) out of the index. */
 export function queueIndexDrop(tx: ChainableCommander, keys: SearchKeys, agentHash: string, agentId: string, text: SearchText): void {
   const all = [agentHash, keys.docs, ...[...agentTrigrams(text)].map(keys.gram)];
-  tx.eval(INDEX_SYNC, all.length, ...all, agentId, '0', '0', 'drop', '', '');
+  tx.eval(INDEX_SYNC, all.length, ...all, agentId, '0', 'drop', '', '');
 }

@@ -4,28 +4,28 @@
  *
  * INDEX_SYNC — makes the index hold one Agent's trigrams as its hash holds them now.
  * KEYS: 1 the Agent hash, 2 the set of indexed Agent ids, then `nAdd` trigram sets the Agent
- *       joins, `nKeep` it stays in (joined only when it was not indexed yet), and the rest it leaves.
- * ARGV: 1 Agent id, 2 nAdd, 3 nKeep, 4 mode, 5 searchName, 6 searchDescription.
- * mode `set`: applied only when the hash holds exactly ARGV[5] and ARGV[6] (the text the
- * trigrams came from); otherwise nothing changes and 0 is returned (a create that did not
- * create, or a backfill that lost a race with a write that indexes the Agent itself).
- * mode `drop`: the Agent leaves every set named (its delete).
+ *       joins, and the sets it leaves.
+ * ARGV: 1 Agent id, 2 nAdd, 3 mode, 4 searchName, 5 searchDescription.
+ * mode `set` (the sets to join are all of the Agent's) and `diff` (those it did not hold
+ * before): applied only when the hash holds exactly ARGV[4] and ARGV[5] (the text the
+ * trigrams came from), else nothing changes and 0 is returned (a create that did not create,
+ * or a backfill that lost a race with a write that indexes the Agent itself). `diff` on an
+ * Agent not indexed changes nothing either: the search's coverage check sends it to the
+ * backfill. mode `drop`: the Agent leaves every set named (its delete).
  */
 export const INDEX_SYNC = `
-local nAdd = tonumber(ARGV[2])
-local nKeep = tonumber(ARGV[3])
 local id = ARGV[1]
-if ARGV[4] == 'drop' then
+if ARGV[3] == 'drop' then
   for i = 3, #KEYS do redis.call('SREM', KEYS[i], id) end
   redis.call('SREM', KEYS[2], id)
   return 1
 end
 local f = redis.call('HMGET', KEYS[1], 'searchName', 'searchDescription')
-if f[1] ~= ARGV[5] or (f[2] or '') ~= ARGV[6] then return 0 end
-local last = 2 + nAdd
-if redis.call('SISMEMBER', KEYS[2], id) == 0 then last = last + nKeep end
-for i = 3, last do redis.call('SADD', KEYS[i], id) end
-for i = 3 + nAdd + nKeep, #KEYS do redis.call('SREM', KEYS[i], id) end
+if f[1] ~= ARGV[4] or (f[2] or '') ~= ARGV[5] then return 0 end
+if ARGV[3] == 'diff' and redis.call('SISMEMBER', KEYS[2], id) == 0 then return 0 end
+local nAdd = tonumber(ARGV[2])
+for i = 3, 2 + nAdd do redis.call('SADD', KEYS[i], id) end
+for i = 3 + nAdd, #KEYS do redis.call('SREM', KEYS[i], id) end
 redis.call('SADD', KEYS[2], id)
 return 1`;
 
