@@ -9,14 +9,12 @@ export type RedisClient = Redis | Cluster;
  */
 export function createRedis(options: { url: string; cluster?: boolean; name?: string }): RedisClient {
   const common = { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectionName: options.name } as const;
-  // Commands issued in one tick leave in one write (one system call) instead of one each: under
-  // load most of a request's Redis CPU is those writes. Replies and errors stay per command.
-  if (!options.cluster) return new Redis(options.url, { ...common, lazyConnect: false, enableAutoPipelining: true });
+  if (!options.cluster) return new Redis(options.url, { ...common, lazyConnect: false });
   const seeds = options.url.split(',').map((u) => {
     const parsed = new URL(u.trim());
     return { host: parsed.hostname, port: Number(parsed.port || 6379) };
   });
-  return new Cluster(seeds, { redisOptions: common, enableOfflineQueue: true, enableAutoPipelining: true });
+  return new Cluster(seeds, { redisOptions: common, enableOfflineQueue: true });
 }
 
 /** A second connection to the same Redis, for WATCH/MULTI (WATCH belongs to a connection). */
