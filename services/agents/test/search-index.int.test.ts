@@ -1,7 +1,7 @@
-import { userTag } from '@workspace/platform';
 import { newUserId } from '@workspace/testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentSearchIndex } from '../src/adapters/agent-search.redis.js';
+import { searchKeysOf, trigramsOf } from '../src/adapters/search-index.js';
 import { listAgents } from '../src/domain/agent-list.js';
 import { normalizeText } from '../src/domain/text.js';
 import { harness, type Harness } from './support/harness.js';
@@ -101,10 +101,15 @@ async function seed(scope: { userId: string }, rnd: () => number, count: number)
   return known;
 }
 
-/** Removes the user's whole `q` index, as if every Agent had been written before it existed. */
-async function dropIndex(userId: string): Promise<void> {
-  const keys = await h.redis.keys(`agents:${userTag(userId).replace(/[*?[\]\\]/g, '\\$&')}:q:*`);
-  for (let i = 0; i < keys.length; i += 500) await h.redis.del(...keys.slice(i, i + 500));
+/**
+ * Removes the user's whole `q` index, as if every Agent had been written before it existed.
+ * The keys are computed from every text the Agents ever held (no KEYS on a shared Redis).
+ */
+async function dropIndex(userId: string, texts: string[]): Promise<void> {
+  const keys = searchKeysOf(userId);
+  const all = [keys.docs, ...new Set(texts.flatMap((t) => trigramsOf(normalizeText(t)).map(keys.gram)))];
+  for (let i = 0; i < all.length; i += 500) await h.redis.del(...all.slice(i, i + 500));
+  expect(await h.redis.exists(...all)).toBe(0);
 }
 
 describe('q index', () => {
@@ -152,7 +157,7 @@ describe('q index', () => {
     const kept = [...known.values()][1]!;
     await h.agents.update(scope, kept.agentId, (await h.agents.get(scope, kept.agentId)).agent.currentConfigId, { name: 'Kept name here' });
     kept.name = 'Kept name here';
-    await dropIndex(scope.userId);
+    await dropIndex(scope.userId, [...known.values()].flatMap((a) => [a.name, a.description]).concat(['Kept name here']));
     await h.agents.update(scope, kept.agentId, (await h.agents.get(scope, kept.agentId)).agent.currentConfigId, { description: 'changed' });
     kept.description = 'changed';
     const search = new AgentSearchIndex(h.redis);
