@@ -71,7 +71,7 @@ describe('bench — smoke', () => {
       expect(new Date(report.startedAt).toISOString()).toBe(report.startedAt);
       expect(report.scenarios.map((s: { scenario: string }) => s.scenario)).toEqual(SCENARIOS);
       for (const s of report.scenarios) {
-        expect(Object.keys(s).sort(), s.scenario).toEqual(['baseline', 'notes', 'p50', 'p99', 'ratio', 'scenario', 'unit', 'value']);
+        expect(Object.keys(s).sort(), s.scenario).toEqual(['baseline', 'cpu', 'floor', 'floorRatio', 'notes', 'p50', 'p99', 'ratio', 'scenario', 'unit', 'value']);
         expect(Number.isFinite(s.value) && s.value > 0, `${s.scenario}: ${s.notes}`).toBe(true);
         expect(s.unit, s.scenario).toEqual(expect.any(String));
         expect(s.notes, s.scenario).toEqual(expect.any(String));
@@ -86,6 +86,12 @@ describe('bench — smoke', () => {
       }
       const patch = report.scenarios.find((s: { scenario: string }) => s.scenario === 'agent-patch');
       expect(patch.notes).toMatch(/invariant holds/);
+      // The Agent scenarios: CPU per request of each process, and agent-get's floor beside its baseline.
+      const get = report.scenarios.find((s: { scenario: string }) => s.scenario === 'agent-get');
+      expect(get.floor).toBeGreaterThan(0);
+      expect(get.floorRatio).toBeGreaterThan(0);
+      for (const s of [get, patch]) expect(s.cpu.system, s.scenario).toMatchObject({ gateway: expect.any(Number), agents: expect.any(Number) });
+      expect(get.cpu.floor).toMatchObject({ 'floor-http': expect.any(Number), 'floor-grpc': expect.any(Number) });
 
       // The dated copy and the Markdown table.
       const dated = readdirSync(dir).filter((f) => /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.json$/.test(f));

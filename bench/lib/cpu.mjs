@@ -50,3 +50,12 @@ export function cpuPer(cpu, count, unit) {
     .map(([name, ms]) => `${name} ${(ms / count).toFixed(ms / count < 1 ? 3 : 1)}`);
   return `CPU per ${unit}: ${parts.join(', ')} ms`;
 }
+
+/**
+ * CPU ms per unit of work of each process ({gateway: 0.41, agents: 0.19, …}), for the results'
+ * `cpu` field; undefined without a measurement.
+ */
+export function cpuPerUnit(cpu, count) {
+  if (!cpu || !count) return undefined;
+  return Object.fromEntries(Object.entries(cpu).map(([name, ms]) => [name, Number((ms / count).toFixed(3))]));
+}

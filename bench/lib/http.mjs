@@ -122,9 +122,11 @@ export const median = (values) => quantile(values, 0.5);
 /**
  * Sequential requests (one at a time, keep-alive) for at least `seconds` and `minSamples`
  * requests (unless `maxSeconds` passed): the latency a single client sees. Every response must be 200.
+ * `measure` (e.g. () => cpuMeter(pids)) runs over the loop; its result is `cpu`.
  */
-export async function latencyLoop(url, headers, { seconds, minSamples, maxSamples = 2000, maxSeconds = Infinity }) {
+export async function latencyLoop(url, headers, { seconds, minSamples, maxSamples = 2000, maxSeconds = Infinity, measure }) {
   const samples = [];
+  const stop = measure?.();
   const started = nowMs();
   const elapsedS = () => (nowMs() - started) / 1000;
   // At least minSamples and `seconds`; but past maxSeconds, whatever was measured (at least one).
@@ -133,7 +135,7 @@ export async function latencyLoop(url, headers, { seconds, minSamples, maxSample
     if (res.status !== 200) throw new Error(`GET ${url}: HTTP ${res.status}`);
     samples.push(res.ms);
   }
-  return { samples: samples.length, p50: quantile(samples, 0.5), p99: quantile(samples, 0.99) };
+  return { samples: samples.length, p50: quantile(samples, 0.5), p99: quantile(samples, 0.99), cpu: stop?.() };
 }
 
 /** The multipart/form-data framing of an upload of `size` bytes: fields first, then the file. */

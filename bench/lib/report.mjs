@@ -13,8 +13,19 @@ export const TARGETS = {
   'agent-get': [
     { field: 'ratio', op: '>=', limit: 0.5 },
     { field: 'p99', op: '<=', limit: 25, unit: 'ms' },
+    // Issue 16: against the design's floor (Express → grpc-js → an in-memory gRPC server), same run.
+    { metric: 'floorRatio', label: 'req/s ÷ floor', op: '>=', limit: 0.85 },
+    { metric: 'p99OverFloor', label: 'p99 ÷ floor p99', op: '<=', limit: 1.5 },
+    { metric: 'agentsCpu', label: 'agents CPU per GET', op: '<=', limit: 0.2, unit: 'ms' },
   ],
-  'agents-list-10k': [{ field: 'p50', label: 'p50 without q', op: '<=', limit: 15, unit: 'ms' }],
+  'agent-patch': [
+    { metric: 'agentsCpu', label: 'agents CPU per PATCH', op: '<=', limit: 0.5, unit: 'ms' },
+    { metric: 'gatewayCpu', label: 'gateway CPU per PATCH', op: '<=', limit: 0.6, unit: 'ms' },
+  ],
+  'agents-list-10k': [
+    { field: 'p50', label: 'p50 without q', op: '<=', limit: 15, unit: 'ms' },
+    { metric: 'qP50', label: 'p50 with q', op: '<=', limit: 15, unit: 'ms' },
+  ],
   'upload-small': [
     { field: 'ratio', label: 'ratio to direct PUTs', op: '>=', limit: 0.3 },
     { field: 'p99', op: '<=', limit: 250, unit: 'ms' },
@@ -47,13 +58,36 @@ const round = (n, digits) => (typeof n === 'number' && Number.isFinite(n) ? Numb
 /** The verdicts of each result scenarioResult made (metrics are not in the JSON, so markdown asks here). */
 const verdictsOf = new WeakMap();
 
-/** The result object of the JSON file (exactly these keys), from what a scenario returned. */
+/** `a` ÷ `b` as "higher is better" for `unit`, or null. */
+function ratioOf(a, b, unit) {
+  return a !== null && b !== null && a > 0 && b > 0 ? round(LOWER_IS_BETTER.has(unit) ? b / a : a / b, 3) : null;
+}
+
+/**
+ * The result object of the JSON file (exactly these keys), from what a scenario returned.
+ * `floor` is the design's floor measured in the same run (agent-get: the two processes and the
+ * gRPC hop with nothing else), with `floorRatio` = system ÷ floor like `ratio`; `cpu` is the
+ * CPU ms each process spent per unit of work ({per, system, floor?, baseline?, …}); null where
+ * a scenario has none (its notes may still say).
+ */
 export function scenarioResult(scenario, out) {
   const value = round(out.value, 2);
   const baseline = round(out.baseline ?? null, 2);
-  let ratio = null;
-  if (value !== null && baseline !== null && value > 0 && baseline > 0) ratio = round(LOWER_IS_BETTER.has(out.unit) ? baseline / value : value / baseline, 3);
-  const result = { scenario, value, unit: out.unit ?? null, baseline, ratio, p50: round(out.p50 ?? null, 2), p99: round(out.p99 ?? null, 2), notes: out.notes ?? '' };
+  const floor = round(out.floor ?? null, 2);
+  const ratio = ratioOf(value, baseline, out.unit);
+  const result = {
+    scenario,
+    value,
+    unit: out.unit ?? null,
+    baseline,
+    ratio,
+    floor,
+    floorRatio: ratioOf(value, floor, out.unit),
+    p50: round(out.p50 ?? null, 2),
+    p99: round(out.p99 ?? null, 2),
+    cpu: out.cpu ?? null,
+    notes: out.notes ?? '',
+  };
   const verdicts = checkTargets(result, out.metrics);
   if (verdicts.length) result.notes += `${result.notes ? ' ' : ''}Targets: ${verdicts.map((v) => v.text).join('; ')}.`;
   verdictsOf.set(result, verdicts);
@@ -61,7 +95,12 @@ export function scenarioResult(scenario, out) {
 }
 
 export function failedResult(scenario, err) {
-  return { scenario, value: null, unit: null, baseline: null, ratio: null, p50: null, p99: null, notes: `FAILED: ${err instanceof Error ? err.message : String(err)}` };
+  return { scenario, value: null, unit: null, baseline: null, ratio: null, floor: null, floorRatio: null, p50: null, p99: null, cpu: null, notes: `FAILED: ${err instanceof Error ? err.message : String(err)}` };
+}
+
+/** "gateway 0.42, agents 0.19" of one `cpu` entry. */
+function cpuText(perProcess) {
+  return perProcess ? Object.entries(perProcess).map(([name, ms]) => `${name} ${ms}`).join(', ') : null;
 }
 
 /** Each target of the scenario: met or missed, with the measured number. */
@@ -84,14 +123,15 @@ export function markdown(report) {
     `Scale \`${report.scale}\`, ${report.target}, ${report.machine.cpus} CPUs, Node ${report.machine.node}, ${report.durationS} s in all. ` +
       'ratio = system ÷ same-run baseline, higher is better (for latencies: baseline latency ÷ system latency).',
     '',
-    '| scenario | value | unit | baseline | ratio | p50 | p99 | targets | notes |',
-    '|---|---:|---|---:|---:|---:|---:|---|---|',
+    '| scenario | value | unit | baseline | ratio | p50 | p99 | floor | ÷ floor | CPU ms per unit (system; floor) | targets | notes |',
+    '|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|',
   ];
   for (const r of report.scenarios) {
     const verdicts = verdictsOf.get(r) ?? checkTargets(r);
     const targets = verdicts.length ? verdicts.map((v) => (v.met === null ? '?' : v.met ? '✅' : '❌')).join(' ') : '–';
     const notes = r.notes.replace(/ Targets: .*$/, '');
-    lines.push(`| ${cell(r.scenario)} | ${cell(r.value)} | ${cell(r.unit)} | ${cell(r.baseline)} | ${cell(r.ratio)} | ${cell(r.p50)} | ${cell(r.p99)} | ${targets} ${cell(verdicts.map((v) => v.text).join('; '))} | ${cell(notes)} |`);
+    const cpu = r.cpu ? [`${r.cpu.per}: ${cpuText(r.cpu.system) ?? '–'}`, cpuText(r.cpu.floor)].filter(Boolean).join('; ') : null;
+    lines.push(`| ${cell(r.scenario)} | ${cell(r.value)} | ${cell(r.unit)} | ${cell(r.baseline)} | ${cell(r.ratio)} | ${cell(r.p50)} | ${cell(r.p99)} | ${cell(r.floor)} | ${cell(r.floorRatio)} | ${cell(cpu)} | ${targets} ${cell(verdicts.map((v) => v.text).join('; '))} | ${cell(notes)} |`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -2,7 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { startBaselineServer } from '../lib/baseline-server.mjs';
 import { startFloorServer } from '../lib/floor-server.mjs';
-import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
+import { cpuMeter, cpuPer, cpuPerUnit } from '../lib/cpu.mjs';
 import { cannon, expectStatus, httpRequest, latencyLoop, pool } from '../lib/http.mjs';
 
 /** Fields of a realistic Agent (its GET answers ~2 KB of JSON). */
@@ -57,12 +57,16 @@ export async function agentGet(ctx) {
   }
   if (sys.total === 0 || sys.non2xx + sys.errors + sys.timeouts > 0) ctx.problem('agent-get', `${sys.non2xx} non-2xx, ${sys.errors} errors, ${sys.timeouts} timeouts of ${sys.total}`);
   const floorRatio = floor.rps / base.rps;
+  const cpu = { per: 'request', system: cpuPerUnit(sys.cpu, sys.total), floor: cpuPerUnit(floor.cpu, floor.total), baseline: cpuPerUnit(base.cpu, base.total) };
   return {
     value: sys.rps,
     unit: 'req/s',
     baseline: base.rps,
+    floor: floor.rps,
     p50: sys.p50,
     p99: sys.p99,
+    cpu,
+    metrics: { floorRatio: sys.rps / floor.rps, p99OverFloor: sys.p99 / floor.p99, agentsCpu: cpu.system?.agents },
     notes:
       `${scale.connections} connections, ${scale.durationS} s; ${Buffer.byteLength(got.text)} B of JSON. ${cannonNotes('baseline (bare Express 5)', base)}. ${cannonNotes('gateway', sys)}. ` +
       `${cannonNotes('floor (bare Express 5 → grpc-js → in-memory gRPC server: the two processes and the hop of this design, nothing else)', floor)}: ` +
@@ -180,6 +184,7 @@ export async function agentPatch(ctx) {
   const consistent = tally.winners + tally.stale === tally.requests && tally.other === 0 && tally.roundsWithOneWinner === scale.patchRounds;
   if (!consistent) ctx.problem('agent-patch', `contended: ${JSON.stringify(tally)} other statuses ${JSON.stringify(otherStatuses)}`);
   const meanRound = roundMs.reduce((a, b) => a + b, 0) / roundMs.length;
+  const cpu = { per: 'request', system: cpuPerUnit(sys.cpu, sys.total), baseline: cpuPerUnit(base.cpu, base.total) };
   const contended =
     `contended (1 Agent, ${scale.connections} writers × ${scale.patchRounds} rounds on one base): ${tally.winners} winners + ${tally.stale} × 409 = ${tally.winners + tally.stale} of ${tally.requests} requests, ` +
     `${tally.other} other${tally.other ? ` ${JSON.stringify(otherStatuses)}` : ''}; exactly one winner in ${tally.roundsWithOneWinner}/${scale.patchRounds} rounds; ` +
@@ -190,6 +195,8 @@ export async function agentPatch(ctx) {
     baseline: base.rps,
     p50: sys.p50,
     p99: sys.p99,
+    cpu,
+    metrics: { agentsCpu: cpu.system?.agents, gatewayCpu: cpu.system?.gateway },
     notes: `uncontended (${agents.length} Agents, each writer on its own with the right baseConfigId): ${cannonNotes('gateway', sys)}; ${cannonNotes('baseline (bare Express 5 PATCH, JSON body parsed)', base)}. ${contended}`,
   };
 }
@@ -217,7 +224,7 @@ export async function agentsList10k(ctx) {
   const matches = Array.from({ length: scale.listAgents }, (_, i) => i).filter((i) => i % groups === 42).length;
   await check(listUrl, scale.listAgents);
   await check(`${listUrl}?q=${q}`, matches);
-  const opts = { seconds: scale.latencyS, minSamples: scale.latencyMinSamples };
+  const opts = { seconds: scale.latencyS, minSamples: scale.latencyMinSamples, measure: () => cpuMeter(ctx.target.pids) };
   const plain = await latencyLoop(listUrl, headers, opts);
   const filtered = await latencyLoop(`${listUrl}?q=${q}`, headers, opts);
   return {
@@ -225,9 +232,12 @@ export async function agentsList10k(ctx) {
     unit: 'ms',
     p50: plain.p50,
     p99: plain.p99,
+    // Per request without q; with q beside it.
+    cpu: { per: 'request', system: cpuPerUnit(plain.cpu, plain.samples), withQ: cpuPerUnit(filtered.cpu, filtered.samples) },
+    metrics: { qP50: filtered.p50 },
     notes:
       `${scale.listAgents} Agents of one user (seeded through the gateway in ${fmt(seedS)} s, ${fmt(scale.listAgents / seedS, 0)} creates/s at ${scale.seedConcurrency} concurrent). ` +
       `Sequential requests, keep-alive. Without q (page 1, limit 20): p50 ${fmt(plain.p50)} ms, p99 ${fmt(plain.p99)} ms over ${plain.samples}. ` +
-      `With q=${q} (${matches} matches): p50 ${fmt(filtered.p50)} ms, p99 ${fmt(filtered.p99)} ms over ${filtered.samples}`,
+      `${cpuPer(plain.cpu, plain.samples, 'request')}. With q=${q} (${matches} matches): p50 ${fmt(filtered.p50)} ms, p99 ${fmt(filtered.p99)} ms over ${filtered.samples}; ${cpuPer(filtered.cpu, filtered.samples, 'request')}`,
   };
 }

@@ -13,7 +13,7 @@ export { tenantKey, userTag } from './tenant.js';
 export { checkJsonValue, type JsonValueProblem } from './json-value.js';
 export { createRedis, duplicateRedis, type RedisClient } from './redis.js';
 export { Metrics } from './metrics.js';
-export { extractTraceContext, initTracing, injectTraceContext, traceIdOf, tracer, SpanKind, SpanStatusCode, type Context, type Span } from './tracing.js';
+export { extractTraceContext, initTracing, injectTraceContext, traceIdOf, tracer, tracingEnabled, SpanKind, SpanStatusCode, type Context, type Span } from './tracing.js';
 export { isRedisUnavailable, withUnavailableErrors } from './redis-errors.js';
 export { conflictRetry, retryForever, retryWhen, type ConflictRetryOptions, type ForeverOptions, type TxAttempt } from './retry.js';
 export * from './events/index.js';

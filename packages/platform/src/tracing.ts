@@ -12,6 +12,7 @@ export { SpanKind, SpanStatusCode, type Context, type Span };
  */
 export function initTracing(options: { service: string; otlpEndpoint?: string | undefined }): { shutdown(): Promise<void> } {
   if (!options.otlpEndpoint) return { shutdown: async () => undefined };
+  enabled = true;
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.service }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${options.otlpEndpoint.replace(/\/$/, '')}/v1/traces` }))],
@@ -20,12 +21,22 @@ export function initTracing(options: { service: string; otlpEndpoint?: string | 
   return { shutdown: () => provider.shutdown() };
 }
 
+let enabled = false;
+
+/**
+ * True once initTracing registered a provider. Off, every span is a no-op and no context
+ * propagates, so per-call code may skip making spans and contexts at all.
+ */
+export const tracingEnabled = (): boolean => enabled;
+
 export const tracer = () => trace.getTracer('workspace');
 
 type Carrier = { get(key: string): unknown[] | string | string[] | undefined; set(key: string, value: string): void };
 
 /** Writes the active trace context into a carrier (gRPC Metadata, message headers, a plain object). */
 export function injectTraceContext(carrier: Carrier | Record<string, string>, ctx: Context = context.active()): void {
+  // Off, no propagator is registered: nothing would be written.
+  if (!enabled) return;
   propagation.inject(ctx, carrier, {
     set: (c, key, value) => (typeof (c as Carrier).set === 'function' ? (c as Carrier).set(key, value) : ((c as Record<string, string>)[key] = value)),
   });

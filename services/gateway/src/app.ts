@@ -1,7 +1,7 @@
 import express, { type RequestHandler } from 'express';
 import { LRUCache } from 'lru-cache';
 import { context, trace } from '@opentelemetry/api';
-import { AppError, SpanKind, SpanStatusCode, tenantKey, traceIdOf, tracer, type Logger, type Metrics } from '@workspace/platform';
+import { AppError, SpanKind, SpanStatusCode, tenantKey, traceIdOf, tracer, tracingEnabled, type Logger, type Metrics } from '@workspace/platform';
 import { errorHandler, sendError } from './http/errors.js';
 import { requestId } from './http/request-id.js';
 import type { Verifier } from './http/auth.js';
@@ -85,16 +85,20 @@ export function createApp(deps: GatewayDeps) {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     // Draining: tell keep-alive clients to reconnect (to another replica) after this response.
     if (state.shuttingDown) res.setHeader('Connection', 'close');
-    // A server span per request; every gRPC call made while serving it carries its traceparent.
-    const span = tracer().startSpan(`HTTP ${req.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': req.path, 'workspace.request_id': res.locals.requestId as string } });
-    const traceId = traceIdOf(span);
-    res.once('close', () => {
-      const route = (req.route as { path?: string } | undefined)?.path;
-      if (route) span.updateName(`HTTP ${req.method} ${route}`);
-      span.setAttribute('http.response.status_code', res.statusCode);
-      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-    });
+    // A server span per request (with tracing on); every gRPC call made while serving it carries its traceparent.
+    const span = tracingEnabled()
+      ? tracer().startSpan(`HTTP ${req.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': req.path, 'workspace.request_id': res.locals.requestId as string } })
+      : undefined;
+    const traceId = span && traceIdOf(span);
+    if (span) {
+      res.once('close', () => {
+        const route = (req.route as { path?: string } | undefined)?.path;
+        if (route) span.updateName(`HTTP ${req.method} ${route}`);
+        span.setAttribute('http.response.status_code', res.statusCode);
+        if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      });
+    }
     res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       // The route pattern, not the path: bounded label values whatever clients send.
@@ -103,7 +107,8 @@ export function createApp(deps: GatewayDeps) {
       latency?.observe({ method: req.method, route }, seconds);
       deps.logger.info({ requestId: res.locals.requestId, traceId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(seconds * 10_000) / 10 }, 'request');
     });
-    context.with(trace.setSpan(context.active(), span), next);
+    if (span) context.with(trace.setSpan(context.active(), span), next);
+    else next();
   });
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));

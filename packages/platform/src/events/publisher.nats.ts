@@ -1,4 +1,4 @@
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../logger.js';
 import type { EventPublisher } from './relay.js';
@@ -36,7 +36,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 export class JetStreamPublisher implements EventPublisher {
   readonly #o: Required<Omit<JetStreamPublisherOptions, 'stream'>> & { stream: StreamOptions };
   #connection: Promise<NatsConnection> | undefined;
-  #streamReady = false;
+  /** Set while connected with the stream known to exist. */
+  #js: JetStreamClient | undefined;
+  #setup: Promise<JetStreamClient> | undefined;
 
   constructor(options: JetStreamPublisherOptions) {
     this.#o = { timeoutMs: 3_000, stream: {}, ...options };
@@ -70,21 +72,35 @@ export class JetStreamPublisher implements EventPublisher {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect' || s.type === 'reconnect') this.#o.logger.info({ status: s.type }, 'nats connection');
       // A restarted server may have lost the stream (no persistent store): check again.
-      if (s.type === 'reconnect') this.#streamReady = false;
+      if (s.type === 'reconnect') {
+        this.#js = undefined;
+        this.#setup = undefined;
+      }
     }
   }
 
   async publish(event: WorkspaceEvent): Promise<void> {
-    const nc = await withTimeout(this.#connect(), this.#o.timeoutMs, 'connecting to NATS');
     try {
-      if (!this.#streamReady) {
-        await withTimeout(jetstreamManager(nc, { timeout: this.#o.timeoutMs }).then((jsm) => ensureStream(jsm, this.#o.stream)), this.#o.timeoutMs, 'stream setup');
-        this.#streamReady = true;
-      }
-      const js = jetstream(nc, { timeout: this.#o.timeoutMs });
+      // Connected with the stream in place: publish at once, so concurrent publishes go out in
+      // the order they were called. Otherwise every caller waits for one shared setup.
+      const js = this.#js ?? (await withTimeout((this.#setup ??= this.#prepare()), this.#o.timeoutMs, 'connecting to NATS'));
       await js.publish(subjectOf(event.type), JSON.stringify(event), { msgID: event.id, timeout: this.#o.timeoutMs });
     } catch (err) {
-      this.#streamReady = false;
+      this.#js = undefined;
+      this.#setup = undefined;
+      throw err;
+    }
+  }
+
+  /** Connects (or reuses the connection), makes sure the stream exists, and keeps the JetStream client. */
+  async #prepare(): Promise<JetStreamClient> {
+    try {
+      const nc = await this.#connect();
+      await withTimeout(jetstreamManager(nc, { timeout: this.#o.timeoutMs }).then((jsm) => ensureStream(jsm, this.#o.stream)), this.#o.timeoutMs, 'stream setup');
+      this.#js = jetstream(nc, { timeout: this.#o.timeoutMs });
+      return this.#js;
+    } catch (err) {
+      this.#setup = undefined;
       throw err;
     }
   }

@@ -106,25 +106,30 @@ export class OutboxRelay {
     });
   }
 
-  /** Publishes a tag's events in order, removing each once the broker has it. */
+  /**
+   * Publishes a tag's events in order, removing them once the broker has them. The events of one
+   * read are published together (sent in order on one connection, acknowledged together) and
+   * removed in one round trip; when any publish fails none is removed, and all are sent again
+   * later (the broker drops the repeats by event id).
+   */
   async #drainList(tag: string): Promise<void> {
     const { outbox, publisher, batch, logger } = this.#o;
     for (;;) {
       const raws = await outbox.peek(tag, batch);
       if (raws.length === 0) return;
+      const events: WorkspaceEvent[] = [];
       for (const raw of raws) {
-        let event: WorkspaceEvent;
         try {
-          event = parseEvent(raw);
+          events.push(parseEvent(raw));
         } catch (err) {
           // Never block an outbox on one bad entry; it is logged whole for a human to replay.
           logger.error({ err, raw }, 'dropping an outbox entry that is not a valid event');
-          await outbox.remove(tag, raw);
-          continue;
         }
-        await publisher.publish(event);
-        await outbox.remove(tag, raw);
       }
+      await Promise.all(events.map((event) => publisher.publish(event)));
+      await outbox.removeAll(tag, raws);
+      // A shorter read emptied the list; what a writer appends from now on comes with a kick.
+      if (raws.length < batch) return;
     }
   }
 }

@@ -13,7 +13,7 @@ import {
 } from '@grpc/grpc-js';
 import { context, trace, type Context, type Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import { extractTraceContext, SpanKind, SpanStatusCode, traceIdOf, tracer } from '../tracing.js';
+import { extractTraceContext, SpanKind, SpanStatusCode, traceIdOf, tracer, tracingEnabled } from '../tracing.js';
 import { AppError, errors, isAppError } from '../errors/app-error.js';
 import { toGrpcStatus } from '../errors/grpc-status.js';
 import { isRedisUnavailable } from '../redis-errors.js';
@@ -23,7 +23,7 @@ import type { AsyncService } from './types.js';
 /** Told about every finished call: for metrics. `code` is 'OK' or one of ours. */
 export type CallObserver = (method: string, code: string, seconds: number) => void;
 
-type Ctx = CallContext & { started: bigint; method: string; span: Span; trace: Context };
+type Ctx = CallContext & { started: bigint; method: string; span: Span | undefined; trace: Context | undefined; traceId: string | undefined; done: boolean };
 
 type AnyCall = { metadata: Metadata; on(event: 'cancelled', fn: () => void): unknown; getPath(): string };
 
@@ -36,6 +36,11 @@ function firstString(metadata: Metadata, key: string): string | undefined {
 function userOf(metadata: Metadata): string | undefined {
   const value = metadata.get(MD_USER_ID)[0];
   return Buffer.isBuffer(value) && value.length > 0 && isUtf8(value) ? value.toString('utf8') : undefined;
+}
+
+/** Runs `fn` in the call's trace context, or as is when tracing is off. */
+function inTrace<T>(ctx: Ctx, fn: () => T): T {
+  return ctx.trace ? context.with(ctx.trace, fn) : fn();
 }
 
 /**
@@ -90,31 +95,53 @@ export class GrpcServer {
 
   #context(call: AnyCall): Ctx {
     const controller = new AbortController();
-    call.on('cancelled', () => controller.abort(new AppError('UNAVAILABLE', 'call cancelled')));
     const requestId = firstString(call.metadata, MD_REQUEST_ID) ?? randomUUID();
     const method = call.getPath();
-    // Continue the caller's trace (traceparent in metadata) with a server span for this call.
-    const parent = extractTraceContext(call.metadata);
-    const span = tracer().startSpan(method, { kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', 'rpc.method': method } }, parent);
-    const traceId = traceIdOf(span);
-    return {
+    // With tracing on: continue the caller's trace (traceparent in metadata) with a server span
+    // for this call. Off, the API would only hand out no-op spans: skip them.
+    let span: Span | undefined;
+    let traceCtx: Context | undefined;
+    if (tracingEnabled()) {
+      const parent = extractTraceContext(call.metadata);
+      span = tracer().startSpan(method, { kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', 'rpc.method': method } }, parent);
+      traceCtx = trace.setSpan(parent, span);
+    }
+    const traceId = span && traceIdOf(span);
+    const base = this.#logger;
+    let logger: Logger | undefined;
+    const ctx: Ctx = {
       userId: userOf(call.metadata),
       requestId,
-      logger: this.#logger.child(traceId ? { requestId, traceId, method } : { requestId, method }),
+      // Built when a handler first logs: most calls never do.
+      get logger() {
+        logger ??= base.child(traceId ? { requestId, traceId, method } : { requestId, method });
+        return logger;
+      },
       signal: controller.signal,
       metadata: call.metadata,
       started: process.hrtime.bigint(),
       method,
       span,
-      trace: trace.setSpan(parent, span),
+      trace: traceCtx,
+      traceId,
+      done: false,
     };
+    // grpc-js reports every call's stream closing as 'cancelled', finished ones too: only a
+    // call still being served is aborted.
+    call.on('cancelled', () => {
+      if (!ctx.done) controller.abort(new AppError('UNAVAILABLE', 'call cancelled'));
+    });
+    return ctx;
   }
 
   /** One log line per call (ids and outcome, never payloads), and the observer. */
   #finish(ctx: Ctx, code: string) {
+    ctx.done = true;
     const seconds = Number(process.hrtime.bigint() - ctx.started) / 1e9;
-    ctx.logger.info({ code, ms: Math.round(seconds * 10_000) / 10 }, 'call');
+    const line = { requestId: ctx.requestId, ...(ctx.traceId && { traceId: ctx.traceId }), method: ctx.method, code, ms: Math.round(seconds * 10_000) / 10 };
+    this.#logger.info(line, 'call');
     this.#observe?.(ctx.method, code, seconds);
+    if (!ctx.span) return;
     ctx.span.setAttribute('rpc.workspace.code', code);
     if (code !== 'OK') ctx.span.setStatus({ code: SpanStatusCode.ERROR, message: code });
     ctx.span.end();
@@ -140,7 +167,7 @@ export class GrpcServer {
     if (method.requestStream && !method.responseStream) {
       return ((call: AnyCall & AsyncIterable<unknown>, callback: (err: unknown, res?: unknown) => void) => {
         const ctx = this.#context(call);
-        (context.with(ctx.trace, () => handler(call, ctx)) as Promise<unknown>).then(
+        (inTrace(ctx, () => handler(call, ctx)) as Promise<unknown>).then(
           (res) => (this.#ok(ctx), callback(null, res)),
           (err: unknown) => callback(this.#toStatus(err, ctx)),
         );
@@ -150,7 +177,7 @@ export class GrpcServer {
       return ((call: ServerUnaryCall<unknown, unknown> & NodeJS.WritableStream & { write(m: unknown): boolean }) => {
         const ctx = this.#context(call);
         // The whole loop runs in the call's trace context: generator bodies run at iteration.
-        void context.with(ctx.trace, async () => {
+        void inTrace(ctx, async () => {
           try {
             for await (const message of handler(call.request, ctx) as AsyncIterable<unknown>) {
               if (ctx.signal.aborted) return this.#finish(ctx, 'CANCELLED');
@@ -170,7 +197,7 @@ export class GrpcServer {
       const ctx = this.#context(call);
       let result: Promise<unknown>;
       try {
-        result = context.with(ctx.trace, () => handler(call.request, ctx)) as Promise<unknown>;
+        result = inTrace(ctx, () => handler(call.request, ctx)) as Promise<unknown>;
       } catch (err) {
         result = Promise.reject(err);
       }

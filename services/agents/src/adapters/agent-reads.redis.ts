@@ -1,7 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import type { RedisClient } from '@workspace/platform';
 import type { AgentConfig, AgentRecord, AgentSummary, ChatRecord } from '../domain/ports.js';
+import { matchesQuery } from '../domain/agent-list.js';
 import { decodeAgent } from './agent-codec.js';
+import { AgentSearchIndex } from './agent-search.redis.js';
 import { idOfMember, keysOf } from './keys.js';
 
 /** How many index entries a search reads per round trip. */
@@ -31,8 +33,11 @@ export class RedisAgentReads {
    */
   readonly #configs = new LRUCache<string, AgentConfig>({ maxSize: CONFIG_CACHE_BYTES });
 
+  readonly #search: AgentSearchIndex;
+
   constructor(redis: RedisClient) {
     this.redis = redis;
+    this.#search = new AgentSearchIndex(redis);
   }
 
   async get(userId: string, agentId: string): Promise<AgentRecord | undefined> {
@@ -76,8 +81,24 @@ export class RedisAgentReads {
     return { agents: await this.#records(userId, members.map(idOfMember)), total };
   }
 
+  /**
+   * Agents whose normalized name or description contains `q`, newest first: from the `q` index
+   * (one script, see search-index.ts); while the index does not cover the user yet, by a scan,
+   * and the index's backfill starts.
+   */
+  async search(userId: string, q: string, offset: number, limit: number): Promise<{ agents: AgentRecord[]; total: number }> {
+    const members = await this.#search.find(userId, q);
+    if (!members) {
+      this.#search.scheduleBackfill(userId);
+      return this.#scan(userId, (s) => matchesQuery(s, q), offset, limit);
+    }
+    // Members are `<createdAt>|<agentId>` (ASCII): byte order is the list's order, reversed.
+    members.sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+    return { agents: await this.#records(userId, members.slice(offset, offset + limit).map(idOfMember)), total: members.length };
+  }
+
   /** Walks the index in order, matching each Agent's stored search fields; reads records for the page only. */
-  async search(userId: string, matches: (s: SearchFields) => boolean, offset: number, limit: number): Promise<{ agents: AgentRecord[]; total: number }> {
+  async #scan(userId: string, matches: (s: SearchFields) => boolean, offset: number, limit: number): Promise<{ agents: AgentRecord[]; total: number }> {
     const k = keysOf(userId);
     const onPage: string[] = [];
     let total = 0;

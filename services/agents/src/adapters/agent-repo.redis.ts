@@ -4,7 +4,16 @@ import { decodeAgent, encodeAgent, encodeSummary } from './agent-codec.js';
 import { RedisAgentReads } from './agent-reads.redis.js';
 import { CREATE_AGENT } from './create-agent.lua.js';
 import { idOfMember, indexMember, keysOf, type UserKeys } from './keys.js';
+import { queueIndexDrop, queueIndexSet, searchKeysOf } from './search-index.js';
 import { WatchPool, type Plan } from './watch-pool.js';
+
+/** The replies of an EXEC without WATCH (never null); the first failed command's error is thrown. */
+function execResults(results: [Error | null, unknown][] | null): unknown[] {
+  if (!results) throw new Error('transaction aborted');
+  const failed = results.find(([err]) => err);
+  if (failed) throw failed[0];
+  return results.map(([, value]) => value);
+}
 
 /** Conflicts with unrelated writers (a chat starting) are retried this often before giving up. */
 const MAX_ATTEMPTS = 50;
@@ -58,7 +67,10 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
     if (request.idempotencyKey !== undefined) keys.push(k.agentByKey(request.idempotencyKey));
     const hash = Object.entries({ ...encodeAgent(agent), configSeq: '1' }).flat();
     const args = [String(request.maxAgents ?? 0), indexMember(agent.createdAt, agent.agentId), config.configId, JSON.stringify(config), agent.agentId, String(AGENT_KEY_TTL_MS), k.agent(''), String(hash.length), ...hash, ...this.#outbox.encode(events)];
-    const [status, value] = (await this.redis.eval(CREATE_AGENT, keys.length, ...keys, ...args)) as [number, number | string];
+    // The `q` index joins the create in one MULTI; its script indexes only an Agent the create made.
+    const tx = this.redis.multi().eval(CREATE_AGENT, keys.length, ...keys, ...args);
+    queueIndexSet(tx, searchKeysOf(userId), k.agent(agent.agentId), agent.agentId, agent.summary);
+    const [status, value] = execResults(await tx.exec())[0] as [number, number | string];
     if (status === 0) return { status: 'quota', used: Number(value) };
     if (status === 2) return { status: 'exists', agentId: String(value) };
     this.#onEvents(k.tag);
@@ -73,11 +85,16 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
     // When a watched write wins: if it moved the config, the next look finds this update stale; if it was a chat, it goes again.
     const value = await conflicts(() =>
       this.#pool.run<CommitResult>([k.agent(agentId)], async (conn) => {
-        const hash = await conn.hgetall(k.agent(agentId));
+        // Every read in one round trip (a stale or gone Agent wastes two small ones).
+        const [hash, stored, pins, indexed] = await Promise.all([
+          conn.hgetall(k.agent(agentId)),
+          conn.zrange(k.configs(agentId), '0', '-1'),
+          conn.hgetall(k.pins(agentId)),
+          conn.sismember(searchKeysOf(userId).docs, agentId),
+        ]);
         const agent = decodeAgent(hash);
         if (!agent) return { value: { status: 'gone' } };
         if (agent.currentConfigId !== baseConfigId) return { value: { status: 'stale', currentConfigId: agent.currentConfigId } };
-        const [stored, pins] = await Promise.all([conn.zrange(k.configs(agentId), '0', '-1'), conn.hgetall(k.pins(agentId))]);
         const pinned = new Set(Object.entries(pins).filter(([, n]) => Number(n) > 0).map(([id]) => id));
         expired = request.expire([...stored, config.configId], pinned);
         const seq = Number(hash.configSeq ?? stored.length) + 1;
@@ -93,6 +110,7 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
               tx.zrem(k.configs(agentId), ...expired);
             }
             this.#outbox.append(tx, k.tag, request.events);
+            queueIndexSet(tx, searchKeysOf(userId), k.agent(agentId), agentId, request.summary, indexed === 1 ? agent.summary : undefined);
           },
         };
       }),
@@ -121,6 +139,7 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
           if (chatMembers.length > 0) tx.del(...chatMembers.map((m) => k.chat(idOfMember(m))));
           tx.zrem(k.index, indexMember(agent.createdAt, agentId));
           this.#outbox.append(tx, k.tag, events);
+          queueIndexDrop(tx, searchKeysOf(userId), k.agent(agentId), agentId, agent.summary);
         },
       };
     });

@@ -35,8 +35,11 @@ export class WatchPool {
     const conn = await this.#acquire();
     let reusable = false;
     try {
-      await conn.watch(...keys);
+      // The plan's reads follow WATCH on this connection without waiting for its answer.
+      const watched = conn.watch(...keys);
+      watched.catch(() => undefined); // a failure surfaces below, or with the plan's own
       const { value, write } = await plan(conn);
+      await watched;
       if (!write) {
         await conn.unwatch();
         reusable = true;

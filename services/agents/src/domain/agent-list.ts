@@ -1,5 +1,5 @@
 import { errors } from '@workspace/platform';
-import type { AgentRecord, AgentRepo, Scope } from './ports.js';
+import type { AgentRecord, AgentRepo, AgentSummary, Scope } from './ports.js';
 import { charCount, normalizeText } from './text.js';
 
 export const LIST_DEFAULT_LIMIT = 20;
@@ -21,9 +21,17 @@ export interface AgentPage {
 }
 
 /**
+ * The rule of `q` (CONTRACT §6): the Agent's name or description, normalized like
+ * `normalizedName`, contains `q` normalized the same way (`q` here is normalized already).
+ */
+export function matchesQuery(summary: Pick<AgentSummary, 'searchName' | 'searchDescription'>, q: string): boolean {
+  return summary.searchName.includes(q) || summary.searchDescription.includes(q);
+}
+
+/**
  * One page of the user's Agents, newest first (CONTRACT §6). Without `q` the page is read
  * from a sorted index (cost grows with the page, not with the number of Agents); with `q`,
- * every Agent's normalized name and description are matched.
+ * from the repository's search index (cost grows with the candidates q's trigrams leave).
  */
 export async function listAgents(repo: AgentRepo, scope: Scope, request: ListRequest): Promise<AgentPage> {
   const page = request.page ?? 1;
@@ -34,7 +42,7 @@ export async function listAgents(repo: AgentRepo, scope: Scope, request: ListReq
   const offset = (page - 1) * limit;
   const q = request.q === undefined ? '' : normalizeText(request.q);
   const { agents, total } = q
-    ? await repo.search(scope.userId, (s) => s.searchName.includes(q) || s.searchDescription.includes(q), offset, limit)
+    ? await repo.search(scope.userId, q, offset, limit)
     : await repo.page(scope.userId, offset, limit);
   return { agents, page, limit, total, pages: Math.ceil(total / limit) };
 }

@@ -101,8 +101,8 @@ export interface AgentRepo {
   page(userId: string, offset: number, limit: number): Promise<{ agents: AgentRecord[]; total: number }>;
   /** How many Agents the user has. */
   count(userId: string): Promise<number>;
-  /** Like `page`, over the Agents whose normalized name or description `matches`. */
-  search(userId: string, matches: (summary: Pick<AgentSummary, 'searchName' | 'searchDescription'>) => boolean, offset: number, limit: number): Promise<{ agents: AgentRecord[]; total: number }>;
+  /** Like `page`, over the Agents that match `q` (normalized, not empty) as `matchesQuery` says. */
+  search(userId: string, q: string, offset: number, limit: number): Promise<{ agents: AgentRecord[]; total: number }>;
   /** Removes the Agent, its configs and chats, and queues `events`, at once; false when absent. */
   delete(userId: string, agentId: string, events: WorkspaceEvent[]): Promise<boolean>;
   /**
