@@ -171,6 +171,63 @@ describe('files — revisions, hostile (CONTRACT §11, §14)', () => {
     await expectSound(u);
   });
 
+  it('directory moves — every file landing on a path is a new revision there: a folder moved away and back lists no revision twice', async () => {
+    const u = await stack.user();
+    await put(stack, u, '/files/mv/x.txt', 'x');
+    expect((await move(u, '/files/mv', '/files/mv2')).status).toBe(200);
+    expect((await move(u, '/files/mv2', '/files/mv')).status).toBe(200);
+    const back = await revisions(u, '/files/mv/x.txt');
+    expect(back).toHaveLength(2);
+    expect(new Set(back.map((r) => r.revision)).size).toBe(2);
+    const away = await revisions(u, '/files/mv2/x.txt');
+    expect(away).toHaveLength(1);
+    expect(back.map((r) => r.revision)).not.toContain(away[0]!.revision);
+    // Each is its own revision: restoring the older one brings back the bytes as a third.
+    const res = await restore(u, { path: '/files/mv/x.txt', revision: back[1]!.revision });
+    expect(res.status, res.text).toBe(200);
+    expect(new Set((await revisions(u, '/files/mv/x.txt')).map((r) => r.revision)).size).toBe(3);
+    await expectSound(u);
+  });
+
+  it('restore changes — a file restored recursively is one created file change with its size and sha256; a restore of nothing is no change', async () => {
+    const u = await stack.user();
+    await put(stack, u, '/files/c/one.md', 'one');
+    expect((await remove(u, '/files/c/one.md')).status).toBe(200);
+    const cursor = (await u.request('GET', '/v1/agent/files/changes/cursor?path=/files/c')).body.cursor;
+    expect((await restore(u, { path: '/files/c/one.md', recursive: true })).body).toEqual({ success: true, path: '/files/c/one.md', restored: 1 });
+    expect((await restore(u, { path: '/files/c', recursive: true })).body).toEqual({ success: true, path: '/files/c', restored: 0 });
+    const changes = await u.request('GET', `/v1/agent/files/changes?cursor=${q(cursor)}`);
+    expect(changes.status, changes.text).toBe(200);
+    expect(changes.body.changes).toEqual([{ type: 'created', kind: 'file', path: '/files/c/one.md', at: expect.any(String), size: 3, sha256: sha256('one') }]);
+  });
+
+  it('permanent delete racing a download in flight — the download ends whole or broken, never with other bytes; a new one is 404 at once', async () => {
+    const u = await stack.user();
+    const big = Buffer.from(Array.from({ length: 12 * 1024 * 1024 }, (_, i) => (i * 31) % 253));
+    await put(stack, u, '/files/dl/big.bin', big);
+    const res = await fetch(`${stack.url}/v1/agent/files/download?path=/files/dl/big.bin`, { headers: { authorization: `Bearer ${u.token}` } });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const chunks: Uint8Array[] = [];
+    const first = await reader.read();
+    if (first.value) chunks.push(first.value);
+    expect((await remove(u, '/files/dl/big.bin', { permanent: true })).status).toBe(200);
+    const after = await u.request('GET', '/v1/agent/files/download?path=/files/dl/big.bin');
+    expect(after.status).toBe(404);
+    expect(after.body.error.code).toBe('FILE_NOT_FOUND');
+    await expect.poll(async () => (await storedObjects(stack, u)).length, { timeout: 30_000, interval: 250 }).toBe((await auditIndex(stack, u)).referenced.length);
+    let broken = false;
+    try {
+      for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+    } catch {
+      broken = true;
+    }
+    const got = Buffer.concat(chunks);
+    if (!broken) expect(sha256(got)).toBe(sha256(big));
+    else expect(got.equals(big.subarray(0, got.length))).toBe(true);
+    await expectSound(u);
+  }, 60_000);
+
   it('races — restores, uploads, deletes, moves, copies and purges of the same paths and folders at once: no 5xx, a sound index, exact usage', async () => {
     const u = await stack.user();
     const paths = ['/files/r/a.txt', '/files/r/b.txt', '/files/r/d/x.txt', '/files/r/d/y.txt', '/files/r/e/x.txt'];

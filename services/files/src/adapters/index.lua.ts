@@ -412,8 +412,8 @@ return { 'OK', 'directory', removed }
 
 /**
  * Moves or copies a file or a directory: ARGV[7] from, [8] to, [9] mode, [10] the uuid path,
- * [11] 'move'|'copy', [12] event template, [13] user id. Copies get new revisions; every
- * file landing on a path is a write there (its history). The caller has checked that `to` is neither `from` nor below it.
+ * [11] 'move'|'copy', [12] event template, [13] user id. Every file landing on a path, moved
+ * or copied, is a write there: a new revision in its history. The caller has checked that `to` is neither `from` nor below it.
  * → {'OK', to, kind} or {code, path, why}.
  */
 export const MOVE = `${PRELUDE}
@@ -452,13 +452,20 @@ else
   local cut = #from + 1
   local members = redis.call('ZRANGEBYLEX', Z, lo, hi)
   if op == 'move' then
+    -- Every file lands on a new path: a new revision there (as for a file moved), so a folder
+    -- moved away and back never lists one revision twice. The child sets move whole; the files'
+    -- members in them get their new entries once they are in place.
+    local landed = {}
     for _, m in ipairs(members) do
       local p, v = decode(m)
       local target = to .. p:sub(cut)
       if v then
+        local moved = withRev(v, nil, nextRev())
         redis.call('HDEL', E, p)
-        redis.call('HSET', E, target, v)
-        written(target, nil, v)
+        redis.call('HSET', E, target, moved)
+        written(target, nil, moved)
+        landed[#landed + 1] = { target, v, moved }
+        v = moved
       else
         redis.call('RENAME', children(p), children(target))
       end
@@ -466,6 +473,11 @@ else
     end
     redis.call('ZREMRANGEBYLEX', Z, lo, hi)
     redis.call('RENAME', children(from), children(to))
+    for _, f in ipairs(landed) do
+      local parent, name = split(f[1])
+      redis.call('ZREM', children(parent), member(name, f[2]))
+      redis.call('ZADD', children(parent), 0, member(name, f[3]))
+    end
     detach(from, nil)
   else
     -- Copies get new revisions, so their members differ: the child sets are built anew.
