@@ -228,6 +228,23 @@ describe('files — revisions, hostile (CONTRACT §11, §14)', () => {
     await expectSound(u);
   }, 60_000);
 
+  it('knowledge pins — a permanently deleted file an Agent pinned keeps its bytes (counted once) until the Agent goes; then they leave the store', async () => {
+    const u = await stack.user();
+    await put(stack, u, '/files/k/doc.md', '# knowledge\n');
+    await put(stack, u, '/files/k/doc.md', '# knowledge, v2\n');
+    const created = await u.request('POST', '/v1/agents', { name: 'K', knowledgeFiles: [{ path: '/files/k/doc.md' }] });
+    expect(created.status, created.text).toBe(201);
+    const agent = created.body.agentId as string;
+    expect((await remove(u, '/files/k', { recursive: true, permanent: true })).status).toBe(200);
+    const pinned = await auditIndex(stack, u, [agent]);
+    expect(pinned.problems).toEqual([]);
+    expect(await usageBytes(u)).toBe(pinned.bytes);
+    await expect.poll(async () => storedObjects(stack, u), { timeout: 30_000, interval: 500 }).toEqual(pinned.referenced);
+    expect((await u.request('DELETE', `/v1/agents/${agent}`)).status).toBeLessThan(300);
+    await expect.poll(async () => (await auditIndex(stack, u)).problems, { timeout: 30_000, interval: 250 }).toEqual([]);
+    await expectSound(u);
+  }, 60_000);
+
   it('races — restores, uploads, deletes, moves, copies and purges of the same paths and folders at once: no 5xx, a sound index, exact usage', async () => {
     const u = await stack.user();
     const paths = ['/files/r/a.txt', '/files/r/b.txt', '/files/r/d/x.txt', '/files/r/d/y.txt', '/files/r/e/x.txt'];

@@ -22,8 +22,8 @@ export interface IndexAudit {
 
 const field = (v: string, i: number): string => v.split('|')[i] ?? '';
 
-/** Reads the user's index and checks its invariants (no knowledge pins are expected). */
-export async function auditIndex(stack: Stack, u: ApiUser): Promise<IndexAudit> {
+/** Reads the user's index and checks its invariants; `agents`: the Agents whose knowledge pins to count too. */
+export async function auditIndex(stack: Stack, u: ApiUser, agents: readonly string[] = []): Promise<IndexAudit> {
   const bucket = stack.services.files!.env.S3_BUCKET!;
   const P = `{u:${tenantKey(u.sub)}}:fs:${bucket}:`;
   const redis = testRedis('index-audit');
@@ -61,6 +61,9 @@ export async function auditIndex(stack: Stack, u: ApiUser): Promise<IndexAudit> 
     }
     const listed = new Set(withHistory);
     for (const path of trash) if (!listed.has(path)) problems.push(`${path}: in the trash without a history`);
+    for (const agent of agents) {
+      for (const key of Object.values(await redis.hgetall(`${P}kn:${agent}`))) count(key, sizes.has(key) ? String(sizes.get(key)) : (sz[key] ?? 'NaN'), `pins of ${agent}`);
+    }
     for (const [key, n] of counted) if (Number(refs[key] ?? 0) !== n) problems.push(`refs of ${key}: ${refs[key] ?? 0}, recounted ${n}`);
     for (const key of Object.keys(refs)) if (!counted.has(key)) problems.push(`refs of ${key}: ${refs[key]} but nothing references it`);
     for (const [key, size] of sizes) if (Number(sz[key]) !== size) problems.push(`sz of ${key}: ${sz[key]}, expected ${size}`);
