@@ -20,7 +20,8 @@
  *   P kn:<agent> HASH   sha256 → object key: an Agent's pinned knowledge
  *   P knx        SET    Agents whose knowledge was removed (a late pin must not bring it back)
  *   P h:<path>   LIST   the path's history (CONTRACT §11), newest first, at most KEEP_REVS
- *                       records "revision|deleted|mtimeMs|size|sha256|objectKey|recordedAt|last":
+ *                       records "revision|deleted|mtimeMs|size|sha256|objectKey|recordedAt|last"
+ *                       (`last` of a content record: when its file was moved away, if it was):
  *                       every write onto the path (commit, overwrite, copy or move onto it,
  *                       restore) pushes its content; a delete pushes a deletion (deleted = 1,
  *                       recordedAt = when) that carries the last content (its fields, and its
@@ -263,6 +264,13 @@ local function written(p, old, v)
   redis.call('ZREM', T, p)
 end
 
+-- The file at p moved away: its record stops being current now (the retention counts from then).
+local function movedAway(p)
+  local h = history(p)
+  local top = redis.call('LINDEX', h, 0)
+  if top and field(top, 2) == '0' then redis.call('LSET', h, 0, (top:gsub('|[^|]*$', '|' .. NOW))) end
+end
+
 -- Records the deletion of the file at p (entry v): a deletion that carries the last content,
 -- and p enters the trash.
 local function trashed(p, v)
@@ -441,6 +449,7 @@ if src then
   if op == 'move' then
     redis.call('HDEL', E, from)
     detach(from, src)
+    movedAway(from)
   else
     ref(field(src, 4), field(src, 1))
   end
@@ -462,6 +471,7 @@ else
       if v then
         local moved = withRev(v, nil, nextRev())
         redis.call('HDEL', E, p)
+        movedAway(p)
         redis.call('HSET', E, target, moved)
         written(target, nil, moved)
         landed[#landed + 1] = { target, v, moved }

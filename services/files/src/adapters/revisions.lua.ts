@@ -187,8 +187,8 @@ return { 'OK', 'directory', removed }
 /**
  * Retention by age (CONTRACT §11, FILE_REVISION_DAYS): drops the records that stopped being
  * current before the cutoff, oldest first — a record stops being current when the next one is
- * pushed; the last record of a path that holds no file (a deletion, or a file moved away) when
- * it was pushed; the current file's never. A path left without records leaves the trash.
+ * pushed or its file moves away (MOVE notes when); a deletion when it was pushed; the current
+ * file's never. A path left without records leaves the trash.
  * ARGV[7] cutoff (ms), [8] most paths to look at.
  * → {records dropped, the earliest path's score ('' for none), 1 when paths are left to look at}.
  */
@@ -206,12 +206,15 @@ for _, p in ipairs(paths) do
     if n == 0 then break end
     local tail = redis.call('LINDEX', h, -1)
     local since
+    -- A content record whose file moved away stopped being current then, whatever came after.
+    local away = field(tail, 2) == '0' and tonumber(field(tail, 8)) or nil
     if n >= 2 then
       since = tonumber(field(redis.call('LINDEX', h, -2), 7))
+      if away and away < since then since = away end
     elseif field(tail, 2) == '0' and field(tail, 1) == current then
       since = nil
     else
-      since = tonumber(field(tail, 7))
+      since = away or tonumber(field(tail, 7))
     end
     -- The current file's record: look again in a retention period (it may have gone by then).
     if not since then look = NOW break end
