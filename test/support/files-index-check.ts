@@ -68,6 +68,7 @@ export async function auditIndex(stack: Stack, u: ApiUser, agents: readonly stri
     for (const key of Object.keys(refs)) if (!counted.has(key)) problems.push(`refs of ${key}: ${refs[key]} but nothing references it`);
     for (const [key, size] of sizes) if (Number(sz[key]) !== size) problems.push(`sz of ${key}: ${sz[key]}, expected ${size}`);
     for (const key of Object.keys(sz)) if (!sizes.has(key)) problems.push(`sz of ${key} kept for an unreferenced object`);
+    await auditTree(redis, P, zset, problems);
     const bytes = [...sizes.values()].reduce((a, b) => a + b, 0);
     if (bytes !== used) problems.push(`used ${used}, recounted ${bytes}`);
     return { problems, bytes, referenced: [...counted.keys()].sort(), used, reserved };
@@ -83,3 +84,30 @@ export async function storedObjects(stack: Stack, u: ApiUser): Promise<string[]>
   for await (const o of s3Client().listObjectsV2(bucket, `b/${tenantKey(u.sub)}/`, true) as AsyncIterable<{ name?: string }>) if (o.name) keys.push(o.name);
   return keys.sort();
 }
+
+/**
+ * The tree: every member of the listing set (a file as "path\0entry", a directory as its path)
+ * is in its parent's child set the same way by name, every directory has a child set, and no
+ * child set holds anything else.
+ */
+async function auditTree(redis: ReturnType<typeof testRedis>, P: string, zset: Set<string>, problems: string[]): Promise<void> {
+  const expected = new Map<string, Set<string>>([['/files', new Set()]]);
+  for (const m of zset) {
+    const [path = '', entry] = m.split('\0');
+    const cut = path.lastIndexOf('/');
+    const parent = path.slice(0, cut);
+    const name = path.slice(cut + 1);
+    if (!expected.has(parent)) expected.set(parent, new Set());
+    expected.get(parent)!.add(entry === undefined ? name : `${name}\0${entry}`);
+    if (entry === undefined && !expected.has(path)) expected.set(path, new Set());
+  }
+  const dirs = [...expected.keys()];
+  const sets = await Promise.all(dirs.map((d) => redis.zrange(`${P}c:${d}`, '0', '-1')));
+  for (const [i, dir] of dirs.entries()) {
+    const want = [...expected.get(dir)!].sort();
+    const got = [...sets[i]!].sort();
+    if (dir !== '/files' && got.length === 0) problems.push(`${dir}: a directory without a child set`);
+    if (JSON.stringify(want) !== JSON.stringify(got)) problems.push(`${dir}: child set ${JSON.stringify(got).slice(0, 300)}, expected ${JSON.stringify(want).slice(0, 300)}`);
+  }
+}
+
