@@ -247,6 +247,28 @@ describe('files — revisions, hostile (CONTRACT §11, §14)', () => {
     await expectSound(u);
   }, 60_000);
 
+  it('usage — bytes the user already has, uploaded again (an unchanged overwrite, another path), are stored and counted once', async () => {
+    const u = await stack.user();
+    const bytes = Buffer.from(Array.from({ length: 5_000 }, (_, i) => (i * 17) % 251));
+    await put(stack, u, '/files/s/a.bin', 'first');
+    const base = await usageBytes(u);
+    await put(stack, u, '/files/s/a.bin', bytes);
+    expect(await usageBytes(u)).toBe(base + bytes.length);
+    await put(stack, u, '/files/s/a.bin', bytes); // an agent writing the file again, unchanged
+    await put(stack, u, '/files/s/b.bin', bytes);
+    expect(await usageBytes(u)).toBe(base + bytes.length);
+    const revs = await revisions(u, '/files/s/a.bin');
+    expect(revs.map((r) => r.sha256)).toEqual([sha256(bytes), sha256(bytes), sha256('first')]);
+    expect(new Set(revs.map((r) => r.revision)).size).toBe(3);
+    await expectSound(u);
+    // The shared bytes stay while anything references them.
+    expect((await remove(u, '/files/s/a.bin', { permanent: true })).status).toBe(200);
+    expect((await download(stack.url, u, '/files/s/b.bin')).sha256).toBe(sha256(bytes));
+    expect(await usageBytes(u)).toBe(base - 'first'.length + bytes.length);
+    expect((await remove(u, '/files/s', { recursive: true, permanent: true })).status).toBe(200);
+    await expectSound(u);
+  }, 60_000);
+
   it('races — restores, uploads, deletes, moves, copies and purges of the same paths and folders at once: no 5xx, a sound index, exact usage', async () => {
     const u = await stack.user();
     const paths = ['/files/r/a.txt', '/files/r/b.txt', '/files/r/d/x.txt', '/files/r/d/y.txt', '/files/r/e/x.txt'];

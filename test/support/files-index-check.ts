@@ -68,6 +68,11 @@ export async function auditIndex(stack: Stack, u: ApiUser, agents: readonly stri
     for (const key of Object.keys(refs)) if (!counted.has(key)) problems.push(`refs of ${key}: ${refs[key]} but nothing references it`);
     for (const [key, size] of sizes) if (Number(sz[key]) !== size) problems.push(`sz of ${key}: ${sz[key]}, expected ${size}`);
     for (const key of Object.keys(sz)) if (!sizes.has(key)) problems.push(`sz of ${key} kept for an unreferenced object`);
+    // Content sharing: object → sha256 for every referenced object, sha256 → a referenced object of it.
+    const ks = await redis.hgetall(`${P}ks`);
+    const sk = await redis.hgetall(`${P}sk`);
+    for (const key of Object.keys(ks)) if (!counted.has(key)) problems.push(`ks of ${key} kept for an unreferenced object`);
+    for (const [sha, key] of Object.entries(sk)) if (ks[key] !== sha) problems.push(`sk of ${sha}: ${key}, which is not an object of those bytes`);
     await auditTree(redis, P, zset, problems);
     const bytes = [...sizes.values()].reduce((a, b) => a + b, 0);
     if (bytes !== used) problems.push(`used ${used}, recounted ${bytes}`);

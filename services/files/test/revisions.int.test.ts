@@ -359,8 +359,8 @@ describe('files revisions (CONTRACT §11)', () => {
       expect((await small.uploads.usage(u)).bytes).toBe(100);
       await small.workspace.delete(u, '/files/c.txt', false, true);
       expect(await small.uploads.usage(u)).toEqual({ count: 1, bytes: 70, quotaBytes: 100 });
-      // 20 concurrent uploads of 10 bytes with 30 left: exactly 3 succeed, whatever their order.
-      const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => put(small, u, `/files/many/${i}.txt`, bytes(10, String(i % 10)))));
+      // 20 concurrent uploads of 10 new bytes each with 30 left: exactly 3 succeed, whatever their order.
+      const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => put(small, u, `/files/many/${i}.txt`, String(i).padStart(10, 'z'))));
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'QUOTA_EXCEEDED' });
       expect(await small.uploads.usage(u)).toEqual({ count: 4, bytes: 100, quotaBytes: 100 });

@@ -48,7 +48,7 @@ local v = size .. '|' .. NOW .. '|' .. sha .. '|' .. key .. '|' .. nextRev()
 if old then unref(field(old, 4)) end
 written(path, old, v)
 store(path, old, v)
-ref(key, size)
+ref(key, size, sha)
 local t = old and 'updated' or 'created'
 log(t, 'file', path, nil, v)
 emit(ARGV[9], 'file.' .. t, path, { userId = ARGV[10], path = path, kind = 'file', size = tonumber(size), sha256 = sha })
@@ -112,7 +112,7 @@ for _, it in ipairs(items) do
     last = it.size .. '|' .. NOW .. '|' .. it.sha .. '|' .. it.key .. '|' .. nextRev()
     redis.call('HSET', E, p, last)
     attach(p, last)
-    ref(it.key, it.size)
+    ref(it.key, it.size, it.sha)
     written(p, nil, last)
     restored = restored + 1
   end
