@@ -22,8 +22,7 @@
  *   P kn:<agent> HASH   sha256 → object key: an Agent's pinned knowledge
  *   P knx        SET    Agents whose knowledge was removed (a late pin must not bring it back)
  *   P h:<path>   LIST   the path's history (CONTRACT §11), newest first, at most KEEP_REVS
- *                       records "revision|deleted|mtimeMs|size|sha256|objectKey|recordedAt|last"
- *                       (`last` of a content record: when its file was moved away, if it was):
+ *                       records "revision|deleted|mtimeMs|size|sha256|objectKey|recordedAt|last":
  *                       every write onto the path (commit, overwrite, copy or move onto it,
  *                       restore) pushes its content; a delete pushes a deletion (deleted = 1,
  *                       recordedAt = when) that carries the last content (its fields, and its
@@ -37,6 +36,9 @@
  *                       path once its score is a retention period old
  *   P t          ZSET   the trash, score 0: paths whose newest record is a deletion and that
  *                       hold no file
+ *   P mv         ZSET   path → when a file or a folder was last moved away from it: the records
+ *                       left behind stop being current then (one entry per move, however many
+ *                       files; the retention drops entries once they are a retention period old)
  *
  * The scripts of revisions, the trash, restores, purges, retention and usage are in
  * revisions.lua.ts, on the same prelude.
@@ -54,7 +56,7 @@ local KEEP_REVS = tonumber(ARGV[5])
 local E, Z, R, G, L = P .. 'e', P .. 'z', P .. 'refs', P .. 'gc', P .. 'log'
 local SZ, U, KS, SK = P .. 'sz', P .. 'used', P .. 'ks', P .. 'sk'
 local RSV, RSVT = P .. 'rsv', P .. 'rsvt'
-local T, HX, HO = P .. 't', P .. 'hx', P .. 'ho'
+local T, HX, HO, MV = P .. 't', P .. 'hx', P .. 'ho', P .. 'mv'
 local ROOT = '/files'
 
 local revCount = 0
@@ -281,13 +283,6 @@ local function written(p, old, v)
   redis.call('ZREM', T, p)
 end
 
--- The file at p moved away: its record stops being current now (the retention counts from then).
-local function movedAway(p)
-  local h = history(p)
-  local top = redis.call('LINDEX', h, 0)
-  if top and field(top, 2) == '0' then redis.call('LSET', h, 0, (top:gsub('|[^|]*$', '|' .. NOW))) end
-end
-
 -- Records the deletion of the file at p (entry v): a deletion that carries the last content,
 -- and p enters the trash.
 local function trashed(p, v)
@@ -474,7 +469,6 @@ if src then
   if op == 'move' then
     redis.call('HDEL', E, from)
     detach(from, src)
-    movedAway(from)
   else
     ref(field(src, 4), field(src, 1), field(src, 3))
   end
@@ -496,7 +490,6 @@ else
       if v then
         local moved = withRev(v, nil, nextRev())
         redis.call('HDEL', E, p)
-        movedAway(p)
         redis.call('HSET', E, target, moved)
         written(target, nil, moved)
         landed[#landed + 1] = { target, v, moved }
@@ -534,6 +527,7 @@ else
 end
 local v = src and redis.call('HGET', E, to) or nil
 if op == 'move' then
+  redis.call('ZADD', MV, NOW, from)
   log('moved', kind, to, from, v)
   emit(ARGV[12], 'file.moved', to, { userId = ARGV[13], from = from, path = to, kind = kind })
 else

@@ -187,13 +187,24 @@ return { 'OK', 'directory', removed }
 /**
  * Retention by age (CONTRACT §11, FILE_REVISION_DAYS): drops the records that stopped being
  * current before the cutoff, oldest first — a record stops being current when the next one is
- * pushed or its file moves away (MOVE notes when); a deletion when it was pushed; the current
- * file's never. A path left without records leaves the trash.
+ * pushed; the last record of a path that holds no file when it was pushed (a deletion), or when
+ * its file or a folder above it moved away (P mv); the current file's never. A path left without records leaves the trash.
  * ARGV[7] cutoff (ms), [8] most paths to look at.
  * → {records dropped, the earliest path's score ('' for none), 1 when paths are left to look at}.
  */
 export const RETAIN = `${PRELUDE}
 local cutoff, budget = tonumber(ARGV[7]), tonumber(ARGV[8])
+-- Moves older than the cutoff no longer decide anything.
+redis.call('ZREMRANGEBYSCORE', MV, '-inf', cutoff)
+-- When a file at p, or a folder above it, was last moved away (0: not since the cutoff).
+local function movedAt(p)
+  local at, a = 0, p
+  while a ~= ROOT do
+    at = math.max(at, tonumber(redis.call('ZSCORE', MV, a) or '0'))
+    a = split(a)
+  end
+  return at
+end
 local paths = redis.call('ZRANGEBYSCORE', HO, '-inf', cutoff, 'LIMIT', 0, budget)
 local dropped = 0
 for _, p in ipairs(paths) do
@@ -206,15 +217,14 @@ for _, p in ipairs(paths) do
     if n == 0 then break end
     local tail = redis.call('LINDEX', h, -1)
     local since
-    -- A content record whose file moved away stopped being current then, whatever came after.
-    local away = field(tail, 2) == '0' and tonumber(field(tail, 8)) or nil
     if n >= 2 then
       since = tonumber(field(redis.call('LINDEX', h, -2), 7))
-      if away and away < since then since = away end
     elseif field(tail, 2) == '0' and field(tail, 1) == current then
       since = nil
     else
-      since = away or tonumber(field(tail, 7))
+      since = tonumber(field(tail, 7))
+      -- Content left behind by a move stopped being current at the move.
+      if field(tail, 2) == '0' then since = math.max(since, movedAt(p)) end
     end
     -- The current file's record: look again in a retention period (it may have gone by then).
     if not since then look = NOW break end
