@@ -308,6 +308,36 @@ describe('files revisions (CONTRACT §11)', () => {
     }
   });
 
+  it('retention — the old path of a moved file, or of a file in a moved folder, keeps its revision a retention period after the move, not after the write', async () => {
+    let now = Date.now();
+    const R = 10_000;
+    const aged = await realFiles({ retentionMs: R, clock: () => now });
+    try {
+      const u = aged.user();
+      const t0 = now;
+      await put(aged, u, '/files/a.txt', 'a');
+      await put(aged, u, '/files/d/b.txt', 'b');
+      now = t0 + R - 1_000;
+      await aged.workspace.move(u, 'move', { from: '/files/a.txt', to: '/files/a2.txt', onConflict: 'error' });
+      await aged.workspace.move(u, 'move', { from: '/files/d', to: '/files/d2', onConflict: 'error' });
+      const count = async (p: string) => (await aged.revisions.list(u, p)).revisions.length;
+      // A retention period after the writes, but not after the moves: the old paths keep theirs.
+      now = t0 + R + 5_000;
+      await aged.sweeper.sweep();
+      expect(await count('/files/a.txt')).toBe(1);
+      expect(await count('/files/d/b.txt')).toBe(1);
+      expect(await text(aged, u, '/files/a.txt', (await aged.revisions.list(u, '/files/a.txt')).revisions[0]!.revision)).toBe('a');
+      now = t0 + 2 * R;
+      await aged.sweeper.sweep();
+      await expect(aged.revisions.list(u, '/files/a.txt')).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
+      await expect(aged.revisions.list(u, '/files/d/b.txt')).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
+      expect(await text(aged, u, '/files/a2.txt')).toBe('a');
+      expect(await text(aged, u, '/files/d2/b.txt')).toBe('b');
+    } finally {
+      await aged.close();
+    }
+  });
+
   it('quota — FILE_QUOTA_BYTES counts files, revisions and the trash, each object once; concurrent uploads never pass it', async () => {
     const small = await realFiles({ quotaBytes: 100 });
     try {
@@ -329,8 +359,8 @@ describe('files revisions (CONTRACT §11)', () => {
       expect((await small.uploads.usage(u)).bytes).toBe(100);
       await small.workspace.delete(u, '/files/c.txt', false, true);
       expect(await small.uploads.usage(u)).toEqual({ count: 1, bytes: 70, quotaBytes: 100 });
-      // 20 concurrent uploads of 10 bytes with 30 left: exactly 3 succeed, whatever their order.
-      const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => put(small, u, `/files/many/${i}.txt`, bytes(10, String(i % 10)))));
+      // 20 concurrent uploads of 10 new bytes each with 30 left: exactly 3 succeed, whatever their order.
+      const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => put(small, u, `/files/many/${i}.txt`, String(i).padStart(10, 'z'))));
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'QUOTA_EXCEEDED' });
       expect(await small.uploads.usage(u)).toEqual({ count: 4, bytes: 100, quotaBytes: 100 });

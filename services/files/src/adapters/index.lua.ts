@@ -12,6 +12,8 @@
  *   P refs       HASH   object key → how many entries, records and pins reference it
  *   P sz         HASH   object key → its bytes, while referenced
  *   P used       STRING bytes of every referenced object, each once (CONTRACT §14's byte quota)
+ *   P ks / sk    HASH   object key → its sha256, and sha256 → a referenced object of those bytes:
+ *                       an upload of bytes the user already has shares them (stored and counted once)
  *   P gc         ZSET   object key → when nothing referenced it any more (the sweeper's work)
  *   P log        STREAM the user's changes (CONTRACT §10), trimmed to what must be kept
  *   P up / upx   HASH / ZSET   uploads in flight: id → record, id → expiry
@@ -34,6 +36,9 @@
  *                       path once its score is a retention period old
  *   P t          ZSET   the trash, score 0: paths whose newest record is a deletion and that
  *                       hold no file
+ *   P mv         ZSET   path → when a file or a folder was last moved away from it: the records
+ *                       left behind stop being current then (one entry per move, however many
+ *                       files; the retention drops entries once they are a retention period old)
  *
  * The scripts of revisions, the trash, restores, purges, retention and usage are in
  * revisions.lua.ts, on the same prelude.
@@ -49,9 +54,9 @@ local KEEP_COUNT = tonumber(ARGV[3])
 local KEEP_MS = tonumber(ARGV[4])
 local KEEP_REVS = tonumber(ARGV[5])
 local E, Z, R, G, L = P .. 'e', P .. 'z', P .. 'refs', P .. 'gc', P .. 'log'
-local SZ, U = P .. 'sz', P .. 'used'
+local SZ, U, KS, SK = P .. 'sz', P .. 'used', P .. 'ks', P .. 'sk'
 local RSV, RSVT = P .. 'rsv', P .. 'rsvt'
-local T, HX, HO = P .. 't', P .. 'hx', P .. 'ho'
+local T, HX, HO, MV = P .. 't', P .. 'hx', P .. 'ho', P .. 'mv'
 local ROOT = '/files'
 
 local revCount = 0
@@ -73,6 +78,11 @@ local function field(v, i)
   local parts = {}
   for s in (v .. '|'):gmatch('([^|]*)|') do parts[#parts + 1] = s end
   return parts[i]
+end
+-- Entry v with its bytes in object \`key\`.
+local function withKey(v, key)
+  local size, mtime, sha, _, rev = v:match('^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+  return size .. '|' .. mtime .. '|' .. sha .. '|' .. key .. '|' .. rev
 end
 local function withRev(v, mtime, rev)
   local size, _, sha, key = v:match('^([^|]*)|([^|]*)|([^|]*)|([^|]*)|')
@@ -151,14 +161,19 @@ local function store(p, old, v)
   end
 end
 
--- A reference to an object of \`size\` bytes. Only an object nothing referenced can be queued as
--- garbage; its bytes count towards the user's usage once, however many references it has.
-local function ref(key, size)
+-- A reference to an object of \`size\` bytes (their sha256: \`sha\`). Only an object nothing
+-- referenced can be queued as garbage; its bytes count towards the user's usage once, however
+-- many references it has, and it is the one later uploads of the same bytes share.
+local function ref(key, size, sha)
   if redis.call('HINCRBY', R, key, 1) == 1 then
     redis.call('ZREM', G, key)
     if size then
       redis.call('HSET', SZ, key, size)
       redis.call('INCRBY', U, size)
+    end
+    if sha then
+      redis.call('HSET', KS, key, sha)
+      redis.call('HSETNX', SK, sha, key)
     end
   end
 end
@@ -172,6 +187,11 @@ local function unref(key, at)
     if size then
       redis.call('HDEL', SZ, key)
       redis.call('DECRBY', U, size)
+    end
+    local sha = redis.call('HGET', KS, key)
+    if sha then
+      redis.call('HDEL', KS, key)
+      if redis.call('HGET', SK, sha) == key then redis.call('HDEL', SK, sha) end
     end
   end
 end
@@ -242,7 +262,7 @@ local function push(p, r)
     redis.call('ZADD', HX, 0, p)
     redis.call('ZADD', HO, 'NX', NOW, p)
   end
-  ref(field(r, 6), field(r, 4))
+  ref(field(r, 6), field(r, 4), field(r, 5))
   while n > KEEP_REVS do
     unref(field(redis.call('RPOP', h), 6))
     n = n - 1
@@ -291,8 +311,9 @@ end
 /**
  * Commits a file (an upload, a written file): ARGV[7] path, [8] mode, [9] the uuid path to use
  * when the name is taken and mode is uuid, [10] the entry, [11] the upload id ('' for none),
- * [12] event template, [13] user id, [14] the byte quota (0: none). Its bytes are new, so they
- * add their size to the usage: refused when that would pass the quota.
+ * [12] event template, [13] user id, [14] the byte quota (0: none). New bytes add their size to
+ * the usage: refused when that would pass the quota. Bytes the user already has (an agent
+ * writing a file again unchanged) are shared, not stored or counted twice.
  * → {'OK', path, 'created'|'updated'} or {code, path, why} or {'QUOTA_EXCEEDED', used, quota}.
  */
 export const COMMIT = `${PRELUDE}
@@ -312,19 +333,26 @@ if old or dir then
     return { 'FILE_EXISTS', path }
   end
 end
+-- Bytes the user already has (the same sha256 and size, still referenced): the file shares that
+-- object, which adds nothing, and the upload's own goes with the sweep.
+local size, sha = field(v, 1), field(v, 3)
+local same = redis.call('HGET', SK, sha)
+if same and (same == field(v, 4) or redis.call('HGET', SZ, same) ~= size) then same = nil end
+if same then v = withKey(v, same) end
 local quota = tonumber(ARGV[14])
 -- The upload's own reservation becomes its bytes; everyone else's still counts.
 local others = used() + reserved() - (upload ~= '' and reservedBy(upload) or 0)
-if quota > 0 and others + tonumber(field(v, 1)) > quota then return { 'QUOTA_EXCEEDED', tostring(others), ARGV[14] } end
+if quota > 0 and others + (same and 0 or tonumber(size)) > quota then return { 'QUOTA_EXCEEDED', tostring(others), ARGV[14] } end
 if upload ~= '' then
   redis.call('HDEL', P .. 'up', upload)
   redis.call('ZREM', P .. 'upx', upload)
   release(upload)
 end
+if same then redis.call('ZADD', G, NOW, field(ARGV[10], 4)) end
 if old then unref(field(old, 4)) end
 written(path, old, v)
 store(path, old, v)
-ref(field(v, 4), field(v, 1))
+ref(field(v, 4), field(v, 1), sha)
 local t = old and 'updated' or 'created'
 log(t, 'file', path, nil, v)
 emit(ARGV[12], 'file.' .. t, path, { userId = ARGV[13], path = path, kind = 'file', size = tonumber(field(v, 1)), sha256 = field(v, 3) })
@@ -412,8 +440,8 @@ return { 'OK', 'directory', removed }
 
 /**
  * Moves or copies a file or a directory: ARGV[7] from, [8] to, [9] mode, [10] the uuid path,
- * [11] 'move'|'copy', [12] event template, [13] user id. Copies get new revisions; every
- * file landing on a path is a write there (its history). The caller has checked that `to` is neither `from` nor below it.
+ * [11] 'move'|'copy', [12] event template, [13] user id. Every file landing on a path, moved
+ * or copied, is a write there: a new revision in its history. The caller has checked that `to` is neither `from` nor below it.
  * → {'OK', to, kind} or {code, path, why}.
  */
 export const MOVE = `${PRELUDE}
@@ -442,7 +470,7 @@ if src then
     redis.call('HDEL', E, from)
     detach(from, src)
   else
-    ref(field(src, 4), field(src, 1))
+    ref(field(src, 4), field(src, 1), field(src, 3))
   end
   if dst then unref(field(dst, 4)) end
   written(to, dst, v)
@@ -452,13 +480,20 @@ else
   local cut = #from + 1
   local members = redis.call('ZRANGEBYLEX', Z, lo, hi)
   if op == 'move' then
+    -- Every file lands on a new path: a new revision there (as for a file moved), so a folder
+    -- moved away and back never lists one revision twice. The child sets move whole; the files'
+    -- members in them get their new entries once they are in place.
+    local landed = {}
     for _, m in ipairs(members) do
       local p, v = decode(m)
       local target = to .. p:sub(cut)
       if v then
+        local moved = withRev(v, nil, nextRev())
         redis.call('HDEL', E, p)
-        redis.call('HSET', E, target, v)
-        written(target, nil, v)
+        redis.call('HSET', E, target, moved)
+        written(target, nil, moved)
+        landed[#landed + 1] = { target, v, moved }
+        v = moved
       else
         redis.call('RENAME', children(p), children(target))
       end
@@ -466,6 +501,11 @@ else
     end
     redis.call('ZREMRANGEBYLEX', Z, lo, hi)
     redis.call('RENAME', children(from), children(to))
+    for _, f in ipairs(landed) do
+      local parent, name = split(f[1])
+      redis.call('ZREM', children(parent), member(name, f[2]))
+      redis.call('ZADD', children(parent), 0, member(name, f[3]))
+    end
     detach(from, nil)
   else
     -- Copies get new revisions, so their members differ: the child sets are built anew.
@@ -474,7 +514,7 @@ else
       local target = to .. p:sub(cut)
       local parent, name = split(target)
       if v then
-        ref(field(v, 4), field(v, 1))
+        ref(field(v, 4), field(v, 1), field(v, 3))
         v = withRev(v, NOW, nextRev())
         redis.call('HSET', E, target, v)
         written(target, nil, v)
@@ -487,6 +527,7 @@ else
 end
 local v = src and redis.call('HGET', E, to) or nil
 if op == 'move' then
+  redis.call('ZADD', MV, NOW, from)
   log('moved', kind, to, from, v)
   emit(ARGV[12], 'file.moved', to, { userId = ARGV[13], from = from, path = to, kind = kind })
 else
@@ -526,7 +567,7 @@ for i = 8, #ARGV do
 end
 for i = 2, #out do
   local sha, key = field(out[i], 3), field(out[i], 4)
-  if redis.call('HSETNX', P .. 'kn:' .. agent, sha, key) == 1 then ref(key, field(out[i], 1)) end
+  if redis.call('HSETNX', P .. 'kn:' .. agent, sha, key) == 1 then ref(key, field(out[i], 1), sha) end
 end
 return out
 `;
@@ -549,7 +590,7 @@ export const IMPORT = `${PRELUDE}
 local path, v = ARGV[7], ARGV[8]
 if redis.call('HEXISTS', E, path) == 1 or isdir(path) or fileAbove(path) then return 0 end
 store(path, nil, v)
-ref(field(v, 4), field(v, 1))
+ref(field(v, 4), field(v, 1), field(v, 3))
 written(path, nil, v)
 return 1
 `;
@@ -557,7 +598,7 @@ return 1
 /** Imports one knowledge copy of the old layout: ARGV[7] agent id, [8] sha256, [9] object key, [10] its bytes. */
 export const IMPORT_PIN = `${PRELUDE}
 if redis.call('SISMEMBER', P .. 'knx', ARGV[7]) == 1 then return 0 end
-if redis.call('HSETNX', P .. 'kn:' .. ARGV[7], ARGV[8], ARGV[9]) == 1 then ref(ARGV[9], ARGV[10]) return 1 end
+if redis.call('HSETNX', P .. 'kn:' .. ARGV[7], ARGV[8], ARGV[9]) == 1 then ref(ARGV[9], ARGV[10], ARGV[8]) return 1 end
 return 0
 `;
 

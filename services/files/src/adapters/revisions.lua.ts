@@ -48,7 +48,7 @@ local v = size .. '|' .. NOW .. '|' .. sha .. '|' .. key .. '|' .. nextRev()
 if old then unref(field(old, 4)) end
 written(path, old, v)
 store(path, old, v)
-ref(key, size)
+ref(key, size, sha)
 local t = old and 'updated' or 'created'
 log(t, 'file', path, nil, v)
 emit(ARGV[9], 'file.' .. t, path, { userId = ARGV[10], path = path, kind = 'file', size = tonumber(size), sha256 = sha })
@@ -112,7 +112,7 @@ for _, it in ipairs(items) do
     last = it.size .. '|' .. NOW .. '|' .. it.sha .. '|' .. it.key .. '|' .. nextRev()
     redis.call('HSET', E, p, last)
     attach(p, last)
-    ref(it.key, it.size)
+    ref(it.key, it.size, it.sha)
     written(p, nil, last)
     restored = restored + 1
   end
@@ -187,13 +187,24 @@ return { 'OK', 'directory', removed }
 /**
  * Retention by age (CONTRACT §11, FILE_REVISION_DAYS): drops the records that stopped being
  * current before the cutoff, oldest first — a record stops being current when the next one is
- * pushed; the last record of a path that holds no file (a deletion, or a file moved away) when
- * it was pushed; the current file's never. A path left without records leaves the trash.
+ * pushed; the last record of a path that holds no file when it was pushed (a deletion), or when
+ * its file or a folder above it moved away (P mv); the current file's never. A path left without records leaves the trash.
  * ARGV[7] cutoff (ms), [8] most paths to look at.
  * → {records dropped, the earliest path's score ('' for none), 1 when paths are left to look at}.
  */
 export const RETAIN = `${PRELUDE}
 local cutoff, budget = tonumber(ARGV[7]), tonumber(ARGV[8])
+-- Moves older than the cutoff no longer decide anything.
+redis.call('ZREMRANGEBYSCORE', MV, '-inf', cutoff)
+-- When a file at p, or a folder above it, was last moved away (0: not since the cutoff).
+local function movedAt(p)
+  local at, a = 0, p
+  while a ~= ROOT do
+    at = math.max(at, tonumber(redis.call('ZSCORE', MV, a) or '0'))
+    a = split(a)
+  end
+  return at
+end
 local paths = redis.call('ZRANGEBYSCORE', HO, '-inf', cutoff, 'LIMIT', 0, budget)
 local dropped = 0
 for _, p in ipairs(paths) do
@@ -212,6 +223,8 @@ for _, p in ipairs(paths) do
       since = nil
     else
       since = tonumber(field(tail, 7))
+      -- Content left behind by a move stopped being current at the move.
+      if field(tail, 2) == '0' then since = math.max(since, movedAt(p)) end
     end
     -- The current file's record: look again in a retention period (it may have gone by then).
     if not since then look = NOW break end

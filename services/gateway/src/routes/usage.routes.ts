@@ -12,7 +12,7 @@ export function usageRoutes(clients: Pick<Clients, 'files' | 'agents'>): RouteDe
       summary: 'What the user takes against their quotas',
       description:
         '`files.bytes` counts every object the current files, the retained revisions, the trash and knowledge pins reference, each distinct content ' +
-        'once (a copy or a restore adds nothing), against `files.quotaBytes` (FILE_QUOTA_BYTES); uploads in flight are not counted until they commit. ' +
+        'once (a copy, a restore or an upload of bytes the user already has adds nothing), against `files.quotaBytes` (FILE_QUOTA_BYTES); uploads in flight are not counted until they commit. ' +
         '`agents.count` against `agents.limit` (MAX_AGENTS).',
       tag: 'Usage',
       responses: { 200: { description: 'The usage', schema: Usage } },
