@@ -7,7 +7,9 @@ import { RedisAliasRepo } from './adapters/alias-repo.redis.js';
 import { GrpcKnowledgeStore } from './adapters/knowledge.grpc.js';
 import { GrpcProjectDirectory } from './adapters/projects.grpc.js';
 import { configSchema } from './config.js';
+import { RedisAgentImport } from './adapters/agent-import.redis.js';
 import { AgentExport } from './domain/agent-export.js';
+import { AgentImport } from './domain/agent-import.js';
 import { Agents } from './domain/agents.js';
 import { Aliases } from './domain/aliases.js';
 import { Chats } from './domain/chats.js';
@@ -49,6 +51,13 @@ export const agentsService = defineService({
     const aliases = new Aliases({ repo: aliasRepo, agents, maxAliases: ctx.config.MAX_ALIASES_PER_AGENT });
     const versions = new Versions({ repo, aliases: aliasRepo, agents });
     const exporter = new AgentExport({ repo, aliases: aliasRepo, agents });
-    ctx.serve(AgentsServiceService, { ...agentsHandlers({ agents, chats, repo }), ...versionsHandlers({ agents, versions, aliases, exporter }) });
+    const importer = new AgentImport({
+      repo: new RedisAgentImport({ redis: ctx.redis, outbox, onEvents: kick }),
+      projects,
+      knowledge,
+      maxAgents: ctx.config.MAX_AGENTS,
+      maxAliases: ctx.config.MAX_ALIASES_PER_AGENT,
+    });
+    ctx.serve(AgentsServiceService, { ...agentsHandlers({ agents, chats, repo }), ...versionsHandlers({ agents, versions, aliases, exporter, importer }) });
   },
 });

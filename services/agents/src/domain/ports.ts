@@ -142,6 +142,15 @@ export interface KnowledgeStore {
    * order. FILE_NOT_FOUND, IS_A_DIRECTORY and INVALID_PATH name `knowledgeFiles[i].path`.
    */
   pin(scope: Scope, agentId: string, paths: string[]): Promise<KnowledgeFile[]>;
+  /** Pins bytes an import staged (uploads of the files service) as the Agent's knowledge, all at once. */
+  pinStaged(scope: Scope, agentId: string, files: StagedKnowledge[]): Promise<void>;
+}
+
+/** Knowledge bytes PUT to a staged upload of the files service (an import, CONTRACT §12). */
+export interface StagedKnowledge {
+  uploadId: string;
+  sha256: string;
+  size: number;
 }
 
 export type Clock = () => Date;

@@ -3,21 +3,23 @@ import type { AgentsServiceService } from '@workspace/proto/workspace/agents/v1/
 import type { Agents } from '../domain/agents.js';
 import type { Aliases } from '../domain/aliases.js';
 import type { AgentExport } from '../domain/agent-export.js';
+import type { AgentImport } from '../domain/agent-import.js';
+import { importFromProto } from './import.mappers.js';
 import type { Scope } from '../domain/ports.js';
 import type { Versions } from '../domain/versions.js';
 import { aliasToProto, historyToProto } from './aliases.mappers.js';
 import { agentToProto, configToProto } from './agents.mappers.js';
 
 type Handlers = AsyncService<typeof AgentsServiceService>;
-type Keys = 'getVersion' | 'diffVersions' | 'putAlias' | 'getAlias' | 'listAliases' | 'getAliasHistory' | 'deleteAlias' | 'resolveAlias' | 'exportAgent';
+type Keys = 'getVersion' | 'diffVersions' | 'putAlias' | 'getAlias' | 'listAliases' | 'getAliasHistory' | 'deleteAlias' | 'resolveAlias' | 'exportAgent' | 'importAgent';
 
 function scopeOf(ctx: CallContext): Scope {
   return { userId: requireUser(ctx), requestId: ctx.requestId, signal: ctx.signal };
 }
 
 /** CONTRACT §12: one version, diffs, aliases and the export document. */
-export function versionsHandlers(deps: { agents: Agents; versions: Versions; aliases: Aliases; exporter: AgentExport }): Pick<Handlers, Keys> {
-  const { versions, aliases, exporter } = deps;
+export function versionsHandlers(deps: { agents: Agents; versions: Versions; aliases: Aliases; exporter: AgentExport; importer: AgentImport }): Pick<Handlers, Keys> {
+  const { agents, versions, aliases, exporter, importer } = deps;
   return {
     getVersion: async (req, ctx) => configToProto(await versions.get(scopeOf(ctx), req.agentId, req.configId)),
     diffVersions: async (req, ctx) => {
@@ -42,6 +44,12 @@ export function versionsHandlers(deps: { agents: Agents; versions: Versions; ali
     exportAgent: async (req, ctx) => {
       const out = await exporter.export(scopeOf(ctx), req.agentId);
       return { agent: agentToProto(out.agent, out.current), configs: out.configs.map(configToProto), aliases: out.aliases.map(aliasToProto) };
+    },
+    importAgent: async (req, ctx) => {
+      const scope = scopeOf(ctx);
+      const { agentId } = await importer.import(scope, importFromProto(req));
+      const { agent, config } = await agents.get(scope, agentId);
+      return agentToProto(agent, config);
     },
   };
 }
