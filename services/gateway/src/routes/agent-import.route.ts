@@ -35,6 +35,7 @@ export function importRoute(deps: AgentTransferDeps): RouteDef {
       '`file`, or the place in agent.json such as `configs[2].name`), and nothing is created.',
     tag: 'Agents',
     idempotent: true,
+    uploadSlot: true,
     rawBody: { contentType: 'multipart/form-data', schema: ImportForm, description: 'projectName?, then file' },
     responses: { 201: { description: 'The new Agent', schema: Agent, headers: { ETag: '"<currentConfigId>"', Location: 'the new Agent' } } },
     errors: ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'PROJECT_NOT_FOUND', 'PROJECT_ARCHIVED', 'QUOTA_EXCEEDED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'UNAVAILABLE'],
