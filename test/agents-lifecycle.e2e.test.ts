@@ -114,6 +114,7 @@ describe('agents — chats', () => {
       title: 'New chat',
       createdAt: expect.any(String),
       updatedAt: res.body.createdAt,
+      alias: null,
     });
     await patch(u, a.agentId, a.currentConfigId, { goal: 'new goal' });
     const got = await u.request('GET', `/v1/agents/${a.agentId}/chats/${res.body.chatId}`);

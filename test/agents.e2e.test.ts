@@ -58,6 +58,8 @@ describe('agents — create and read', () => {
         connectors: null,
         createdAt: a.createdAt,
         contentDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
+        changeNote: '',
+        parentConfigId: null,
       },
     });
     expect(res.headers.get('etag')).toBe(`"${a.currentConfigId}"`);
@@ -219,7 +221,7 @@ describe('agents — update (PATCH)', () => {
     const u = await stack.user();
     const a = await createAgent(u, { name: 'R', goal: 'first', conversationStarters: ['hi'] });
     const b = (await u.request('PATCH', `/v1/agents/${a.agentId}`, { baseConfigId: a.currentConfigId, goal: 'second', conversationStarters: [] })).body;
-    const { configId: _c, agentId: _a, createdAt: _t, contentDigest: _d, normalizedName: _n, schemaVersion: _s, ...fields } = a.config;
+    const { configId: _c, agentId: _a, createdAt: _t, contentDigest: _d, normalizedName: _n, schemaVersion: _s, parentConfigId: _p, ...fields } = a.config;
     const restored = await u.request('PATCH', `/v1/agents/${a.agentId}`, { baseConfigId: b.currentConfigId, ...fields });
     expect(restored.status).toBe(200);
     expect(restored.body.currentConfigId).not.toBe(a.currentConfigId);

@@ -59,7 +59,7 @@ describe('schedules', () => {
     const agentId = await agentOf(u);
     const created = await u.request('POST', `/v1/agents/${agentId}/schedules`, { cron: '*/15 * * * *' });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ scheduleId: ID('sch'), agentId, cron: '*/15 * * * *', timezone: 'UTC', enabled: true, nextRunAt: ISO, createdAt: ISO });
+    expect(created.body).toEqual({ scheduleId: ID('sch'), agentId, cron: '*/15 * * * *', timezone: 'UTC', enabled: true, nextRunAt: ISO, createdAt: ISO, alias: null });
     expect(Date.parse(created.body.nextRunAt) % (15 * 60_000)).toBe(0);
     await sleep(2);
     const berlin = await u.request('POST', `/v1/agents/${agentId}/schedules`, { cron: '0 9 * * MON-FRI', timezone: 'Europe/Berlin', enabled: false });
@@ -140,10 +140,10 @@ describe('webhook triggers', () => {
     const agentId = await agentOf(u);
     const created = await u.request('POST', `/v1/agents/${agentId}/triggers`, { name: 'CI' });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ triggerId: ID('trg'), agentId, name: 'CI', createdAt: ISO, secret: expect.any(String) });
+    expect(created.body).toEqual({ triggerId: ID('trg'), agentId, name: 'CI', createdAt: ISO, secret: expect.any(String), alias: null });
     const { triggerId, secret } = created.body;
     const listed = await u.request('GET', `/v1/agents/${agentId}/triggers`);
-    expect(listed.body).toEqual({ triggers: [{ triggerId, agentId, name: 'CI', createdAt: created.body.createdAt }] });
+    expect(listed.body).toEqual({ triggers: [{ triggerId, agentId, name: 'CI', createdAt: created.body.createdAt, alias: null }] });
     expect(listed.text).not.toContain(secret);
 
     const json = '{"status":"green"}';

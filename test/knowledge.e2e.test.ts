@@ -39,7 +39,7 @@ function canonical(value: unknown): string {
 
 /** CONTRACT §6: SHA-256 of the canonical JSON of schemaVersion and the editable fields as stored. */
 function digestOf(config: Record<string, unknown>): string {
-  const { configId: _c, agentId: _a, createdAt: _t, contentDigest: _d, normalizedName: _n, ...content } = config;
+  const { configId: _c, agentId: _a, createdAt: _t, contentDigest: _d, normalizedName: _n, changeNote: _note, parentConfigId: _p, ...content } = config;
   return sha256(canonical(content));
 }
 

@@ -13,6 +13,8 @@ export const configSchema = serviceConfig({ grpc: 50053, metrics: 9467 }).extend
   CONFIG_RETENTION: env.positiveInt(100),
   /** The most Agents one user may have (CONTRACT §14); a create beyond it → 403 QUOTA_EXCEEDED. */
   MAX_AGENTS: env.positiveInt(1_000),
+  /** The most aliases one Agent may have (CONTRACT §12, §14); one more → 403 QUOTA_EXCEEDED. */
+  MAX_ALIASES_PER_AGENT: env.positiveInt(20),
 });
 
 export type AgentsConfig = z.output<typeof configSchema>;

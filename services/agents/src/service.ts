@@ -3,13 +3,20 @@ import { AgentsServiceService } from '@workspace/proto/workspace/agents/v1/agent
 import { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
 import { ProjectsServiceService } from '@workspace/proto/workspace/projects/v1/projects';
 import { RedisAgentRepo } from './adapters/agent-repo.redis.js';
+import { RedisAliasRepo } from './adapters/alias-repo.redis.js';
 import { GrpcKnowledgeStore } from './adapters/knowledge.grpc.js';
 import { GrpcProjectDirectory } from './adapters/projects.grpc.js';
 import { configSchema } from './config.js';
+import { RedisAgentImport } from './adapters/agent-import.redis.js';
+import { AgentExport } from './domain/agent-export.js';
+import { AgentImport } from './domain/agent-import.js';
 import { Agents } from './domain/agents.js';
+import { Aliases } from './domain/aliases.js';
 import { Chats } from './domain/chats.js';
 import type { KnowledgeStore, ProjectDirectory } from './domain/ports.js';
+import { Versions } from './domain/versions.js';
 import { agentsHandlers } from './grpc/agents.handlers.js';
+import { versionsHandlers } from './grpc/versions.handlers.js';
 
 /**
  * The agents service: Agents, their immutable configurations and chats in Redis (WATCH/MULTI
@@ -40,6 +47,17 @@ export const agentsService = defineService({
     ctx.onStop('transaction connections', () => repo.close());
     const agents = new Agents({ repo, projects, knowledge, retention: ctx.config.CONFIG_RETENTION, maxAgents: ctx.config.MAX_AGENTS });
     const chats = new Chats({ repo, agents });
-    ctx.serve(AgentsServiceService, agentsHandlers({ agents, chats, repo }));
+    const aliasRepo = new RedisAliasRepo(ctx.redis);
+    const aliases = new Aliases({ repo: aliasRepo, agents, maxAliases: ctx.config.MAX_ALIASES_PER_AGENT });
+    const versions = new Versions({ repo, aliases: aliasRepo, agents });
+    const exporter = new AgentExport({ repo, aliases: aliasRepo, agents });
+    const importer = new AgentImport({
+      repo: new RedisAgentImport({ redis: ctx.redis, outbox, onEvents: kick }),
+      projects,
+      knowledge,
+      maxAgents: ctx.config.MAX_AGENTS,
+      maxAliases: ctx.config.MAX_ALIASES_PER_AGENT,
+    });
+    ctx.serve(AgentsServiceService, { ...agentsHandlers({ agents, chats, repo }), ...versionsHandlers({ agents, versions, aliases, exporter, importer }) });
   },
 });

@@ -14,6 +14,11 @@ export const configSchema = serviceConfig({ grpc: 50054, metrics: 9468 }).extend
   MAX_SCHEDULES_PER_AGENT: env.positiveInt(50),
   /** The most webhook triggers one Agent may have (CONTRACT §14); beyond it → 403 QUOTA_EXCEEDED. */
   MAX_TRIGGERS_PER_AGENT: env.positiveInt(50),
+  /**
+   * Names the global due index, so that deployments (or test stacks) sharing one Redis never run
+   * each other's schedules. Every replica of one deployment must use the same.
+   */
+  DUE_INDEX_NAMESPACE: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('automations'),
   /** AES-256-GCM key sealing webhook secrets at rest (see packages/platform/src/secret-box.ts). */
   TRIGGER_SECRET_KEY: env.secretKey(),
 });

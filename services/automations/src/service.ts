@@ -14,7 +14,7 @@ import { configSchema } from './config.js';
 import { automationsHandlers } from './grpc/automations.handlers.js';
 
 function runObserver(metrics: Metrics) {
-  const runs = metrics.counter('automations_runs_total', 'Due schedule runs, by outcome (started, retried, failed, skipped, taken by another replica)', ['outcome']);
+  const runs = metrics.counter('automations_runs_total', 'Due schedule runs, by outcome (started, retried, failed, skipped, taken by another replica, alias-gone)', ['outcome']);
   const late = metrics.histogram('automations_run_lateness_seconds', 'How long after its due time a run started its chat');
   return (outcome: RunOutcome, lateMs: number) => {
     runs.inc({ outcome });
@@ -36,10 +36,10 @@ export const automationsService = defineService({
       new GrpcAgentDirectory(
         // Safe to repeat on another replica: a lookup, and CreateChat, which every call from here
         // sends with an idempotency key (a repeat returns the first call's chat).
-        ctx.client(AgentsServiceService, { serviceName: 'agents', address: ctx.config.AGENTS_ADDR, idempotent: ['getAgent', 'createChat'] }),
+        ctx.client(AgentsServiceService, { serviceName: 'agents', address: ctx.config.AGENTS_ADDR, idempotent: ['getAgent', 'resolveAlias', 'createChat'] }),
       ),
     /** Keeps this instance's due index apart from others on the same Redis (tests). */
-    dueNamespace: (): string => 'automations',
+    dueNamespace: (ctx): string => ctx.config.DUE_INDEX_NAMESPACE,
   },
   build(ctx, { agents, dueNamespace }) {
     const { redis, logger, metrics } = ctx;
@@ -49,7 +49,12 @@ export const automationsService = defineService({
     const box = new AesGcmSecretBox(ctx.config.TRIGGER_SECRET_KEY);
     if (!box.sealing) logger.warn('TRIGGER_SECRET_KEY is not set: webhook secrets are stored unencrypted in Redis');
     const schedules = new Schedules({ repo: scheduleRepo, agents, maxPerAgent: ctx.config.MAX_SCHEDULES_PER_AGENT });
-    const triggers = new Triggers({ repo: triggerRepo, agents, box, maxPerAgent: ctx.config.MAX_TRIGGERS_PER_AGENT });
+    const aliasGone = metrics.counter('automations_alias_gone_total', 'Webhook calls that started no chat because the alias their trigger runs through is gone');
+    const onAliasGone = (run: { triggerId: string; agentId: string; alias: string }) => {
+      logger.warn(run, 'webhook call started no chat: its alias is gone');
+      aliasGone.inc();
+    };
+    const triggers = new Triggers({ repo: triggerRepo, agents, box, maxPerAgent: ctx.config.MAX_TRIGGERS_PER_AGENT, onAliasGone });
     const scheduler = new Scheduler({ due: dueIndex, schedules: scheduleRepo, agents, logger, tickMs: ctx.config.SCHEDULER_TICK_MS, leaseMs: ctx.config.SCHEDULER_LEASE_MS, observe: runObserver(metrics) });
     ctx.background('scheduler', scheduler);
     ctx.consume({ 'agent.deleted': (event) => removeAgent({ schedules: scheduleRepo, triggers: triggerRepo }, event.data.userId, event.data.agentId) });

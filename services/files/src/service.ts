@@ -8,6 +8,8 @@ import { Sweeper } from './adapters/sweeper.js';
 import { Changes } from './domain/changes.js';
 import { Cursors } from './domain/cursors.js';
 import { Knowledge } from './domain/knowledge.js';
+import { KnowledgeTransfer } from './domain/knowledge-transfer.js';
+import { knowledgeTransferHandlers } from './grpc/knowledge-transfer.handlers.js';
 import { Revisions } from './domain/revisions.js';
 import { MAX_PARTS, Uploads } from './domain/uploads.js';
 import { Workspace } from './domain/workspace.js';
@@ -75,6 +77,7 @@ export const filesService = defineService({
       },
       consumerGroup(s3.bucket),
     );
-    ctx.serve(FilesServiceService, filesHandlers({ workspace, uploads, knowledge, changes, blobs, revisions: new Revisions({ index }) }));
+    const transfer = new KnowledgeTransfer({ index: withUnavailableErrors(rawIndex, 'Redis'), blobs, pendingMs: config.UPLOAD_PENDING_MS });
+    ctx.serve(FilesServiceService, { ...filesHandlers({ workspace, uploads, knowledge, changes, blobs, revisions: new Revisions({ index }) }), ...knowledgeTransferHandlers(transfer) });
   },
 });

@@ -3,6 +3,7 @@ import type { AgentRecord, AgentRepo, ChatRecord, CommitConfigRequest, CommitRes
 import { decodeAgent, encodeAgent, encodeSummary } from './agent-codec.js';
 import { RedisAgentReads } from './agent-reads.redis.js';
 import { CREATE_AGENT } from './create-agent.lua.js';
+import { aliasedConfig } from './aliased-config.js';
 import { idOfMember, indexMember, keysOf, type UserKeys } from './keys.js';
 import { queueIndexDrop, queueIndexSet, searchKeysOf } from './search-index.js';
 import { WatchPool, type Plan } from './watch-pool.js';
@@ -134,7 +135,7 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
       return {
         value: true,
         write: (tx) => {
-          tx.del(k.agent(agentId), k.configs(agentId), k.pins(agentId), k.chats(agentId));
+          tx.del(k.agent(agentId), k.configs(agentId), k.pins(agentId), k.chats(agentId), k.aliases(agentId), k.aliasHistory(agentId));
           if (configIds.length > 0) tx.del(...configIds.map((id) => k.config(id)));
           if (chatMembers.length > 0) tx.del(...chatMembers.map((m) => k.chat(idOfMember(m))));
           tx.zrem(k.index, indexMember(agent.createdAt, agentId));
@@ -150,7 +151,7 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
     return deleted;
   }
 
-  async createChat(request: NewChat): Promise<ChatRecord | undefined> {
+  async createChat(request: NewChat): Promise<ChatRecord | undefined | null> {
     const { userId, agentId, idempotencyKey, make } = request;
     const k = keysOf(userId);
     await this.#outbox.register(k.tag);
@@ -163,7 +164,10 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
       if (!agent) return { value: undefined };
       const earlier = byKey ? await this.#chatByKey(conn, k, byKey) : undefined;
       if (earlier) return { value: earlier };
-      const { chat: record, events } = make(agent);
+      // Read under the WATCH of the Agent hash, which every alias move bumps: the pin is what the alias names at commit.
+      const aliased = request.alias === undefined ? undefined : await aliasedConfig(conn, k, agentId, request.alias);
+      if (aliased === null) return { value: null };
+      const { chat: record, events } = make(agent, aliased);
       // Replicas' clocks differ a little: lastChatAt never moves backwards.
       const lastChatAt = agent.lastChatAt && agent.lastChatAt > record.createdAt ? agent.lastChatAt : record.createdAt;
       fresh = true;

@@ -23,6 +23,10 @@ export function keysOf(userId: string) {
     /** Sorted set, all scores 0: `<createdAt>|<chatId>`. */
     chats: (agentId: string) => `${base}:chats:${agentId}`,
     chat: (chatId: string) => `${base}:chat:${chatId}`,
+    /** Hash: alias name → JSON alias record (CONTRACT §12). */
+    aliases: (agentId: string) => `${base}:aliases:${agentId}`,
+    /** Hash: alias name → JSON array of {configId, from}, newest first. */
+    aliasHistory: (agentId: string) => `${base}:alias-history:${agentId}`,
     /** String with a TTL: the chat id a CreateChat with this idempotency key made for the Agent. */
     chatByKey: (agentId: string, key: string) => `${base}:chat-key:${agentId}:${key}`,
   };

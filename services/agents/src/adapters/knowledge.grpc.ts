@@ -1,7 +1,7 @@
 import { AppError, isAppError, type ServiceClient } from '@workspace/platform';
 import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
 import type { KnowledgeFile } from '../domain/fields.js';
-import type { KnowledgeStore, Scope } from '../domain/ports.js';
+import type { KnowledgeStore, Scope, StagedKnowledge } from '../domain/ports.js';
 
 export type FilesClient = ServiceClient<typeof FilesServiceService>;
 
@@ -26,6 +26,10 @@ export class GrpcKnowledgeStore implements KnowledgeStore {
     } catch (err) {
       throw asFieldError(err);
     }
+  }
+
+  async pinStaged(scope: Scope, agentId: string, files: StagedKnowledge[]): Promise<void> {
+    await this.#client.pinStagedKnowledge({ agentId, files }, { userId: scope.userId, requestId: scope.requestId, signal: scope.signal, deadlineMs: this.#deadlineMs });
   }
 }
 

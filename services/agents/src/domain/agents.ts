@@ -3,6 +3,7 @@ import { buildConfig, sameAsCurrent, summarize } from './configs.js';
 import { checkFields, editableOf, fieldsForCreate, type EditableFields, type FieldsInput, type KnowledgeFile, type KnowledgeRequest, type SubmittedFields } from './fields.js';
 import { isId, newId } from './ids.js';
 import type { AgentConfig, AgentRecord, AgentRepo, Clock, KnowledgeStore, ProjectDirectory, Scope } from './ports.js';
+import { checkChangeNote } from './lineage.js';
 import { expiredConfigs } from './retention.js';
 import { charCount, hasLoneSurrogate, projectKey } from './text.js';
 
@@ -58,8 +59,9 @@ export class Agents {
    * instead of another. Refused with QUOTA_EXCEEDED when the user has MAX_AGENTS already; both
    * are decided in the same atomic write as the create (see AgentRepo.create).
    */
-  async create(scope: Scope, input: FieldsInput, options: { idempotencyKey?: string | undefined } = {}): Promise<AgentView> {
+  async create(scope: Scope, input: FieldsInput, options: { idempotencyKey?: string | undefined; changeNote?: string | undefined } = {}): Promise<AgentView> {
     const { idempotencyKey } = options;
+    const changeNote = checkChangeNote(options.changeNote);
     if (idempotencyKey !== undefined && (hasLoneSurrogate(idempotencyKey) || charCount(idempotencyKey) < 1 || charCount(idempotencyKey) > AGENT_IDEMPOTENCY_KEY_MAX)) {
       throw errors.invalidArgument(`idempotencyKey must be 1–${AGENT_IDEMPOTENCY_KEY_MAX} characters`, 'idempotencyKey');
     }
@@ -68,7 +70,7 @@ export class Agents {
     const agentId = newId('agt');
     const fields: EditableFields = { ...submitted, projectName, knowledgeFiles: await this.#pin(scope, agentId, submitted.knowledgeFiles) };
     const at = this.#now().toISOString();
-    const config = buildConfig(agentId, fields, at);
+    const config = buildConfig(agentId, fields, at, { changeNote });
     const agent: AgentRecord = {
       agentId,
       currentConfigId: config.configId,
@@ -107,8 +109,9 @@ export class Agents {
    * Submitted knowledge files are copied first and compared in stored form: the same paths
    * with the same bytes are unchanged, the same paths with new bytes are a change.
    */
-  async update(scope: Scope, agentId: string, baseConfigId: string, input: FieldsInput): Promise<AgentView> {
+  async update(scope: Scope, agentId: string, baseConfigId: string, input: FieldsInput, options: { changeNote?: string | undefined } = {}): Promise<AgentView> {
     const submitted = checkFields(input);
+    const changeNote = checkChangeNote(options.changeNote);
     if (!baseConfigId) throw errors.invalidArgument('baseConfigId is required', 'baseConfigId');
     const current = await this.get(scope, agentId);
     const changes = await this.#withKnowledge(scope, agentId, submitted);
@@ -118,7 +121,7 @@ export class Agents {
     const fields = { ...editableOf(current.config), ...changes };
     const rebinds = changes.projectName !== undefined && projectKey(changes.projectName) !== projectKey(current.config.projectName);
     fields.projectName = rebinds ? await this.#projects.resolve(scope, fields.projectName) : current.config.projectName;
-    const config = buildConfig(agentId, fields, this.#now().toISOString());
+    const config = buildConfig(agentId, fields, this.#now().toISOString(), { changeNote, parentConfigId: baseConfigId });
     const result = await this.#repo.commitConfig(scope.userId, {
       agentId,
       baseConfigId,

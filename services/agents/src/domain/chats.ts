@@ -1,5 +1,6 @@
 import { createEvent, errors } from '@workspace/platform';
 import { EVENT_SOURCE, type Agents } from './agents.js';
+import { ALIAS_NAME } from './aliases.js';
 import { isId, newId } from './ids.js';
 import type { AgentConfig, AgentRecord, AgentRepo, ChatRecord, Clock, Scope } from './ports.js';
 import { charCount, hasLoneSurrogate } from './text.js';
@@ -21,23 +22,27 @@ export class Chats {
   }
 
   /** With `idempotencyKey`, a repeat for the same Agent returns the first call's chat (see AgentRepo.createChat). */
-  async create(scope: Scope, agentId: string, input: { title?: string | undefined; idempotencyKey?: string | undefined } = {}): Promise<ChatRecord> {
-    const { idempotencyKey } = input;
+  async create(scope: Scope, agentId: string, input: { title?: string | undefined; idempotencyKey?: string | undefined; alias?: string | undefined } = {}): Promise<ChatRecord> {
+    const { idempotencyKey, alias } = input;
     const title = input.title ?? DEFAULT_CHAT_TITLE;
     if (!fits(title, CHAT_TITLE_MAX)) throw errors.invalidArgument(`title must be 1–${CHAT_TITLE_MAX} characters`, 'title');
     if (idempotencyKey !== undefined && !fits(idempotencyKey, IDEMPOTENCY_KEY_MAX)) {
       throw errors.invalidArgument(`idempotencyKey must be 1–${IDEMPOTENCY_KEY_MAX} characters`, 'idempotencyKey');
     }
     await this.#agents.require(scope, agentId);
+    if (alias !== undefined && !ALIAS_NAME.test(alias)) throw errors.notFound('alias', alias);
     const chatId = newId('cht');
-    const make = (agent: AgentRecord) => {
-      // Built from the Agent as the transaction saw it, so the pin is the config current at commit.
+    const make = (agent: AgentRecord, aliased?: AgentConfig) => {
+      // Built from the Agent as the transaction saw it, so the pin is the config current (or aliased) at commit.
       const at = this.#now().toISOString();
-      const record: ChatRecord = { chatId, agentId, configId: agent.currentConfigId, projectName: agent.summary.projectName, title, createdAt: at, updatedAt: at };
+      const configId = aliased?.configId ?? agent.currentConfigId;
+      const projectName = aliased?.projectName ?? agent.summary.projectName;
+      const record: ChatRecord = { chatId, agentId, configId, projectName, title, createdAt: at, updatedAt: at, alias: alias ?? null };
       const event = createEvent('chat.created', { source: EVENT_SOURCE, subject: chatId, time: at, data: { userId: scope.userId, ...record } });
       return { chat: record, events: [event] };
     };
-    const chat = await this.#repo.createChat({ userId: scope.userId, agentId, idempotencyKey, make });
+    const chat = await this.#repo.createChat({ userId: scope.userId, agentId, idempotencyKey, alias, make });
+    if (chat === null) throw errors.notFound('alias', alias ?? '');
     if (!chat) throw errors.notFound('agent', agentId);
     return chat;
   }

@@ -1,11 +1,12 @@
 import { canonicalJson, contentDigest, SCHEMA_VERSION } from './digest.js';
 import { EDITABLE_FIELDS, editableOf, type EditableFields } from './fields.js';
 import { newId } from './ids.js';
+import type { Lineage } from './lineage.js';
 import type { AgentConfig, AgentSummary } from './ports.js';
 import { normalizeText, projectKey } from './text.js';
 
 /** A new immutable configuration of `agentId` holding `fields`. */
-export function buildConfig(agentId: string, fields: EditableFields, createdAt: string): AgentConfig {
+export function buildConfig(agentId: string, fields: EditableFields, createdAt: string, lineage: Partial<Lineage> = {}): AgentConfig {
   const content = editableOf(fields);
   return {
     schemaVersion: SCHEMA_VERSION,
@@ -15,6 +16,8 @@ export function buildConfig(agentId: string, fields: EditableFields, createdAt: 
     normalizedName: normalizeText(content.name),
     createdAt,
     contentDigest: contentDigest(content),
+    changeNote: lineage.changeNote ?? '',
+    parentConfigId: lineage.parentConfigId ?? null,
   };
 }
 

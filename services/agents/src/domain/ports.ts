@@ -1,8 +1,9 @@
 import type { WorkspaceEvent } from '@workspace/platform';
 import type { EditableFields, KnowledgeFile, ResponseMode } from './fields.js';
+import type { Lineage } from './lineage.js';
 
 /** An immutable configuration, as stored and returned. */
-export interface AgentConfig extends EditableFields {
+export interface AgentConfig extends EditableFields, Lineage {
   schemaVersion: number;
   configId: string;
   agentId: string;
@@ -41,6 +42,8 @@ export interface ChatRecord {
   title: string;
   createdAt: string;
   updatedAt: string;
+  /** The alias the chat was started through (CONTRACT §12); null or absent for none. */
+  alias?: string | null;
 }
 
 export type CommitResult =
@@ -81,7 +84,10 @@ export interface NewChat {
   userId: string;
   agentId: string;
   idempotencyKey?: string | undefined;
-  make: (agent: AgentRecord) => { chat: ChatRecord; events: WorkspaceEvent[] };
+  /** Pin the config this alias names at commit time instead of the current one. */
+  alias?: string | undefined;
+  /** `aliased`: the config the alias names, when one was given. */
+  make: (agent: AgentRecord, aliased?: AgentConfig) => { chat: ChatRecord; events: WorkspaceEvent[] };
 }
 
 /** Persistence of one user's Agents, configurations and chats. Every write is atomic. */
@@ -109,9 +115,9 @@ export interface AgentRepo {
    * Adds a chat built by `make` from the Agent as it is at commit time (so it pins the config
    * current then), bumps chatCount and sets lastChatAt; undefined when the Agent is absent.
    * With an idempotency key, the chat an earlier call made under the same key (and Agent) is
-   * returned instead, also to a call racing it.
+   * returned instead, also to a call racing it. `null` when the request's alias does not exist.
    */
-  createChat(request: NewChat): Promise<ChatRecord | undefined>;
+  createChat(request: NewChat): Promise<ChatRecord | undefined | null>;
   /** The Agent's chats, newest first. */
   listChats(userId: string, agentId: string): Promise<ChatRecord[]>;
   getChat(userId: string, chatId: string): Promise<ChatRecord | undefined>;
@@ -138,6 +144,15 @@ export interface KnowledgeStore {
    * order. FILE_NOT_FOUND, IS_A_DIRECTORY and INVALID_PATH name `knowledgeFiles[i].path`.
    */
   pin(scope: Scope, agentId: string, paths: string[]): Promise<KnowledgeFile[]>;
+  /** Pins bytes an import staged (uploads of the files service) as the Agent's knowledge, all at once. */
+  pinStaged(scope: Scope, agentId: string, files: StagedKnowledge[]): Promise<void>;
+}
+
+/** Knowledge bytes PUT to a staged upload of the files service (an import, CONTRACT §12). */
+export interface StagedKnowledge {
+  uploadId: string;
+  sha256: string;
+  size: number;
 }
 
 export type Clock = () => Date;

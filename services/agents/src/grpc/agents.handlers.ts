@@ -4,17 +4,18 @@ import { listAgents } from '../domain/agent-list.js';
 import type { Agents } from '../domain/agents.js';
 import type { Chats } from '../domain/chats.js';
 import type { AgentRepo, Scope } from '../domain/ports.js';
+import type { versionsHandlers } from './versions.handlers.js';
 import { agentToProto, chatToProto, configToProto, fieldsFromProto, listItemToProto } from './agents.mappers.js';
 
 function scopeOf(ctx: CallContext): Scope {
   return { userId: requireUser(ctx), requestId: ctx.requestId, signal: ctx.signal };
 }
 
-export function agentsHandlers(deps: { agents: Agents; chats: Chats; repo: AgentRepo }): AsyncService<typeof AgentsServiceService> {
+export function agentsHandlers(deps: { agents: Agents; chats: Chats; repo: AgentRepo }): Omit<AsyncService<typeof AgentsServiceService>, keyof ReturnType<typeof versionsHandlers>> {
   const { agents, chats, repo } = deps;
   return {
     createAgent: async (req, ctx) => {
-      const { agent, config } = await agents.create(scopeOf(ctx), fieldsFromProto(req.fields), { idempotencyKey: req.idempotencyKey });
+      const { agent, config } = await agents.create(scopeOf(ctx), fieldsFromProto(req.fields), { idempotencyKey: req.idempotencyKey, changeNote: req.changeNote });
       return agentToProto(agent, config);
     },
     getAgent: async (req, ctx) => {
@@ -22,7 +23,7 @@ export function agentsHandlers(deps: { agents: Agents; chats: Chats; repo: Agent
       return agentToProto(agent, config);
     },
     updateAgent: async (req, ctx) => {
-      const { agent, config } = await agents.update(scopeOf(ctx), req.agentId, req.baseConfigId, fieldsFromProto(req.fields));
+      const { agent, config } = await agents.update(scopeOf(ctx), req.agentId, req.baseConfigId, fieldsFromProto(req.fields), { changeNote: req.changeNote });
       return agentToProto(agent, config);
     },
     listAgents: async (req, ctx) => {
@@ -35,7 +36,7 @@ export function agentsHandlers(deps: { agents: Agents; chats: Chats; repo: Agent
       await agents.delete(scopeOf(ctx), req.agentId);
       return {};
     },
-    createChat: async (req, ctx) => chatToProto(await chats.create(scopeOf(ctx), req.agentId, { title: req.title, idempotencyKey: req.idempotencyKey })),
+    createChat: async (req, ctx) => chatToProto(await chats.create(scopeOf(ctx), req.agentId, { title: req.title, idempotencyKey: req.idempotencyKey, alias: req.alias })),
     listChats: async (req, ctx) => ({ chats: (await chats.list(scopeOf(ctx), req.agentId)).map(chatToProto) }),
     getAgentUsage: async (_req, ctx) => agents.usage(scopeOf(ctx)),
     getChat: async (req, ctx) => {

@@ -61,6 +61,9 @@ export function configToProto(c: AgentConfig): AgentConfigProto {
     connectors: c.connectors,
     createdAt: c.createdAt,
     contentDigest: c.contentDigest,
+    // Configs written before change notes existed have neither field.
+    changeNote: c.changeNote ?? '',
+    parentConfigId: c.parentConfigId ?? undefined,
   };
 }
 
@@ -96,5 +99,5 @@ export function listItemToProto(agent: AgentRecord): AgentListItem {
 }
 
 export function chatToProto(chat: ChatRecord): Chat {
-  return { ...chat };
+  return { ...chat, alias: chat.alias ?? undefined };
 }

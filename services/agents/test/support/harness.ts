@@ -27,6 +27,7 @@ export const fixedProjects: ProjectDirectory = {
 export const fixedKnowledge: KnowledgeStore = {
   pin: async (_scope, _agentId, paths) =>
     paths.map((path) => ({ path, size: Buffer.byteLength(path), sha256: createHash('sha256').update(path).digest('hex'), mimeType: 'text/plain' })),
+  pinStaged: async () => undefined,
 };
 
 /** Collects what a relay would publish. */

@@ -12,12 +12,14 @@ export class GrpcAgentDirectory implements AgentDirectory {
     this.#client = client;
   }
 
-  async require(scope: Scope, agentId: string): Promise<void> {
-    // GetAgent answers AGENT_NOT_FOUND itself, also for another user's Agent.
-    await this.#client.getAgent({ agentId }, { userId: scope.userId, requestId: scope.requestId, signal: scope.signal });
+  async require(scope: Scope, agentId: string, alias?: string): Promise<void> {
+    const call = { userId: scope.userId, requestId: scope.requestId, signal: scope.signal };
+    // Both answer AGENT_NOT_FOUND themselves, also for another user's Agent; ResolveAlias also ALIAS_NOT_FOUND.
+    if (alias !== undefined) await this.#client.resolveAlias({ agentId, alias }, call);
+    else await this.#client.getAgent({ agentId }, call);
   }
 
-  async startChat(scope: Scope, chat: { agentId: string; title: string; idempotencyKey: string }): Promise<string> {
+  async startChat(scope: Scope, chat: { agentId: string; title: string; idempotencyKey: string; alias?: string | undefined }): Promise<string> {
     const { chatId } = await this.#client.createChat(chat, { userId: scope.userId, requestId: scope.requestId, signal: scope.signal });
     return chatId;
   }

@@ -65,6 +65,8 @@ export interface RunData {
   cron: string;
   timezone: string;
   createdAt: string;
+  /** The alias runs go through (CONTRACT §12), resolved by the agents service at each run. */
+  alias?: string | null;
 }
 
 /** The global due index (see dueKeys for its layout and its Cluster trade-off). */

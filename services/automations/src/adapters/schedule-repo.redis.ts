@@ -23,7 +23,7 @@ export class RedisScheduleRepo implements ScheduleRepo {
 
   async create(userId: string, s: ScheduleRecord, nextRunAt: number | null, max = 0): Promise<CreateOutcome> {
     const keys = userKeys(userId);
-    if (nextRunAt !== null) await this.#due.add(s.scheduleId, { userId, agentId: s.agentId, cron: s.cron, timezone: s.timezone, createdAt: s.createdAt }, nextRunAt);
+    if (nextRunAt !== null) await this.#due.add(s.scheduleId, { userId, agentId: s.agentId, cron: s.cron, timezone: s.timezone, createdAt: s.createdAt, alias: s.alias ?? null }, nextRunAt);
     const args = [s.agentId, JSON.stringify(s), String(Date.parse(s.createdAt)), s.scheduleId, String(max)];
     const outcome = createOutcome(await this.#redis.eval(CREATE_UNLESS_DELETED, 3, keys.schedule(s.scheduleId), keys.schedules(s.agentId), keys.deletedAgents, ...args));
     if (outcome.status !== 'created') await this.#due.remove([s.scheduleId]);

@@ -62,5 +62,5 @@ export class RedisTriggerRepo implements TriggerRepo {
 }
 
 function withoutSecret(t: StoredTrigger): TriggerRecord {
-  return { triggerId: t.triggerId, agentId: t.agentId, name: t.name, createdAt: t.createdAt };
+  return { triggerId: t.triggerId, agentId: t.agentId, name: t.name, createdAt: t.createdAt, alias: t.alias ?? null };
 }

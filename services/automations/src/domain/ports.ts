@@ -6,6 +6,8 @@ export interface ScheduleRecord {
   timezone: string;
   enabled: boolean;
   createdAt: string;
+  /** Runs start chats on the config this alias names at run time (CONTRACT §12); null: the current one. */
+  alias?: string | null;
 }
 
 /** A schedule as shown: with its next run (null when disabled). */
@@ -30,6 +32,7 @@ export interface DueRun {
   cron: string;
   timezone: string;
   createdAt: string;
+  alias?: string | null;
   /**
    * When it was due (ms since the epoch). A run claimed again after a lease ran out keeps it: with
    * the schedule id it names the run, and the chat's idempotency key is derived from both.
@@ -90,6 +93,8 @@ export interface TriggerRecord {
   agentId: string;
   name: string;
   createdAt: string;
+  /** Calls start chats on the config this alias names at call time (CONTRACT §12); null: the current one. */
+  alias?: string | null;
 }
 
 /** A trigger as stored: with its secret sealed by the SecretBox. */
@@ -123,13 +128,13 @@ export interface Scope {
 
 /** The user's Agents and chats, as the agents service owns them. */
 export interface AgentDirectory {
-  /** Resolves when the Agent exists for the user; AGENT_NOT_FOUND otherwise. */
-  require(scope: Scope, agentId: string): Promise<void>;
+  /** Resolves when the Agent (and `alias`, when given) exists for the user; AGENT_NOT_FOUND / ALIAS_NOT_FOUND otherwise. */
+  require(scope: Scope, agentId: string, alias?: string): Promise<void>;
   /**
    * Starts a chat of the Agent for the user; resolves with its id. A repeat with the same
    * idempotency key resolves with the chat the first call started, so a caller may retry freely.
    */
-  startChat(scope: Scope, chat: { agentId: string; title: string; idempotencyKey: string }): Promise<string>;
+  startChat(scope: Scope, chat: { agentId: string; title: string; idempotencyKey: string; alias?: string | undefined }): Promise<string>;
 }
 
 export type Clock = () => Date;

@@ -14,7 +14,7 @@ const RETRY_SOON_MS = 1_000;
 export const GIVE_UP_AFTER_MS = 24 * 3600_000;
 
 export type RunPlan = { kind: 'start'; next: number | null } | { kind: 'retry'; at: number } | { kind: 'drop' };
-export type RunOutcome = 'started' | 'failed' | 'skipped' | 'taken' | 'retried';
+export type RunOutcome = 'started' | 'failed' | 'skipped' | 'taken' | 'retried' | 'alias-gone';
 
 /** The idempotency key of a run's chat: the same for every attempt at the run, on any replica. */
 export function runIdempotencyKey(run: Pick<DueRun, 'scheduleId' | 'dueAt'>): string {
@@ -136,7 +136,7 @@ export class Scheduler {
     const scope = { userId: run.userId, requestId: `run-${run.scheduleId}-${run.dueAt}`, signal };
     const log = { scheduleId: run.scheduleId, agentId: run.agentId, dueAt: new Date(run.dueAt).toISOString() };
     try {
-      const chatId = await this.#o.agents.startChat(scope, { agentId: run.agentId, title: SCHEDULED_TITLE, idempotencyKey: runIdempotencyKey(run) });
+      const chatId = await this.#o.agents.startChat(scope, { agentId: run.agentId, title: SCHEDULED_TITLE, idempotencyKey: runIdempotencyKey(run), alias: run.alias ?? undefined });
       this.#o.logger.info({ ...log, chatId, lateMs: this.#late(run) }, 'scheduled run started a chat');
       return 'started';
     } catch (err) {
@@ -144,6 +144,11 @@ export class Scheduler {
       if (isAppError(err) && err.code === 'AGENT_NOT_FOUND') {
         this.#o.logger.info({ ...log, err }, 'scheduled run skipped: the Agent is gone');
         return 'skipped';
+      }
+      // The alias it runs through was deleted: this run starts nothing; the schedule carries on.
+      if (isAppError(err) && err.code === 'ALIAS_NOT_FOUND') {
+        this.#o.logger.warn({ ...log, alias: run.alias, err }, 'scheduled run started no chat: its alias is gone');
+        return 'alias-gone';
       }
       if (!transient(err)) {
         this.#o.logger.error({ ...log, err }, 'scheduled run failed: no chat started');

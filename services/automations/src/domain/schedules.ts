@@ -9,6 +9,8 @@ export interface ScheduleInput {
   timezone?: string | undefined;
   /** Default true. */
   enabled?: boolean | undefined;
+  /** Runs go through this alias of the Agent (CONTRACT §12). */
+  alias?: string | undefined;
 }
 
 /** The Agent list asks for one page at a time (at most 100); anything larger is a bug or abuse. */
@@ -33,10 +35,10 @@ export class Schedules {
   async create(scope: Scope, agentId: string, input: ScheduleInput): Promise<Schedule> {
     const now = this.#clock();
     const spec = parseCronSpec(input.cron, input.timezone ?? 'UTC', now);
-    await this.#agents.require(scope, agentId);
+    await this.#agents.require(scope, agentId, input.alias);
     const enabled = input.enabled ?? true;
     const next = enabled ? nextRunAfter(spec, now) : null;
-    const record = { scheduleId: newId('sch'), agentId, cron: spec.cron, timezone: spec.timezone, enabled, createdAt: now.toISOString() };
+    const record = { scheduleId: newId('sch'), agentId, cron: spec.cron, timezone: spec.timezone, enabled, createdAt: now.toISOString(), alias: input.alias ?? null };
     const outcome = await this.#repo.create(scope.userId, record, next?.getTime() ?? null, this.#max ?? 0);
     // The Agent was deleted between the check and the write; nothing was kept.
     if (outcome.status === 'agent-deleted') throw errors.notFound('agent', agentId);

@@ -14,9 +14,21 @@ export class Triggers {
   readonly #box: SecretBox;
   readonly #clock: Clock;
   readonly #max: number | undefined;
+  readonly #onAliasGone: (run: { triggerId: string; agentId: string; alias: string }) => void;
 
-  /** `maxPerAgent`: MAX_TRIGGERS_PER_AGENT (CONTRACT §14); unset: no limit. */
-  constructor(deps: { repo: TriggerRepo; agents: AgentDirectory; box: SecretBox; clock?: Clock; maxPerAgent?: number | undefined }) {
+  /**
+   * `maxPerAgent`: MAX_TRIGGERS_PER_AGENT (CONTRACT §14); unset: no limit. `onAliasGone`: told of
+   * each call that started no chat because the trigger's alias is gone (for logs and metrics).
+   */
+  constructor(deps: {
+    repo: TriggerRepo;
+    agents: AgentDirectory;
+    box: SecretBox;
+    clock?: Clock;
+    maxPerAgent?: number | undefined;
+    onAliasGone?: (run: { triggerId: string; agentId: string; alias: string }) => void;
+  }) {
+    this.#onAliasGone = deps.onAliasGone ?? (() => undefined);
     this.#repo = deps.repo;
     this.#agents = deps.agents;
     this.#box = deps.box;
@@ -24,10 +36,10 @@ export class Triggers {
     this.#max = deps.maxPerAgent;
   }
 
-  async create(scope: Scope, agentId: string, name = ''): Promise<{ trigger: TriggerRecord; secret: string }> {
+  async create(scope: Scope, agentId: string, name = '', alias?: string): Promise<{ trigger: TriggerRecord; secret: string }> {
     if ([...name].length > TRIGGER_NAME_MAX) throw errors.invalidArgument(`name must be at most ${TRIGGER_NAME_MAX} characters`, 'name');
-    await this.#agents.require(scope, agentId);
-    const trigger = { triggerId: newId('trg'), agentId, name, createdAt: this.#clock().toISOString() };
+    await this.#agents.require(scope, agentId, alias);
+    const trigger = { triggerId: newId('trg'), agentId, name, createdAt: this.#clock().toISOString(), alias: alias ?? null };
     const secret = newSecret();
     const stored = { ...trigger, sealedSecret: this.#box.seal(secret, trigger.triggerId) };
     const outcome = await this.#repo.create(scope.userId, stored, this.#max ?? 0);
@@ -64,9 +76,11 @@ export class Triggers {
     // One key per call: a transport-level retry of this very call starts no second chat.
     const idempotencyKey = `hook:${triggerId}:${randomUUID()}`;
     try {
-      const chatId = await this.#agents.startChat(scope, { agentId: trigger.agentId, title: webhookTitle(trigger.name), idempotencyKey });
+      const chatId = await this.#agents.startChat(scope, { agentId: trigger.agentId, title: webhookTitle(trigger.name), idempotencyKey, alias: trigger.alias ?? undefined });
       return { trigger, chatId };
     } catch (err) {
+      // Its alias was deleted meanwhile: no chat; the caller hears ALIAS_NOT_FOUND, the owner sees it in logs and metrics.
+      if (isAppError(err) && err.code === 'ALIAS_NOT_FOUND') this.#onAliasGone({ triggerId, agentId: trigger.agentId, alias: trigger.alias ?? '' });
       // The Agent is gone and the cascade has not reached us yet: the trigger is gone too.
       if (isAppError(err) && err.code === 'AGENT_NOT_FOUND') throw errors.notFound('trigger', triggerId);
       throw err;

@@ -9,25 +9,25 @@ function scopeOf(ctx: CallContext): Scope {
 }
 
 function scheduleToProto(s: Schedule): ScheduleProto {
-  return { scheduleId: s.scheduleId, agentId: s.agentId, cron: s.cron, timezone: s.timezone, enabled: s.enabled, nextRunAt: s.nextRunAt ?? undefined, createdAt: s.createdAt };
+  return { scheduleId: s.scheduleId, agentId: s.agentId, cron: s.cron, timezone: s.timezone, enabled: s.enabled, nextRunAt: s.nextRunAt ?? undefined, createdAt: s.createdAt, alias: s.alias ?? undefined };
 }
 
 function triggerToProto(t: TriggerRecord): TriggerProto {
-  return { triggerId: t.triggerId, agentId: t.agentId, name: t.name, createdAt: t.createdAt };
+  return { triggerId: t.triggerId, agentId: t.agentId, name: t.name, createdAt: t.createdAt, alias: t.alias ?? undefined };
 }
 
 /** Decode → domain → encode; every rule lives in the domain. */
 export function automationsHandlers(deps: { schedules: Schedules; triggers: Triggers }): AsyncService<typeof AutomationsServiceService> {
   const { schedules, triggers } = deps;
   return {
-    createSchedule: async (req, ctx) => scheduleToProto(await schedules.create(scopeOf(ctx), req.agentId, { cron: req.cron, timezone: req.timezone, enabled: req.enabled })),
+    createSchedule: async (req, ctx) => scheduleToProto(await schedules.create(scopeOf(ctx), req.agentId, { cron: req.cron, timezone: req.timezone, enabled: req.enabled, alias: req.alias })),
     listSchedules: async (req, ctx) => ({ schedules: (await schedules.list(scopeOf(ctx), req.agentId)).map(scheduleToProto) }),
     deleteSchedule: async (req, ctx) => {
       await schedules.delete(scopeOf(ctx), req.agentId, req.scheduleId);
       return {};
     },
     createTrigger: async (req, ctx) => {
-      const { trigger, secret } = await triggers.create(scopeOf(ctx), req.agentId, req.name);
+      const { trigger, secret } = await triggers.create(scopeOf(ctx), req.agentId, req.name, req.alias);
       return { trigger: triggerToProto(trigger), secret };
     },
     listTriggers: async (req, ctx) => ({ triggers: (await triggers.list(scopeOf(ctx), req.agentId)).map(triggerToProto) }),

@@ -4,6 +4,7 @@ import { decodeEntry, decodeRecord, encodeEntry, type HistoryRecord, type IndexE
 import type { ConflictMode, FileIndex, IndexListPage, MoveOutcome, PendingUpload } from '../domain/ports.js';
 import * as lua from './index.lua.js';
 import * as revisionsLua from './revisions.lua.js';
+import { PIN_STAGED } from './knowledge-import.lua.js';
 
 type Reply = (string | number | null)[];
 
@@ -24,6 +25,7 @@ const SCRIPTS = {
   fsReserveUpload: lua.RESERVE_UPLOAD,
   fsTouchUpload: lua.TOUCH_UPLOAD,
   fsClaimGarbage: lua.CLAIM_GARBAGE,
+  fsPinStaged: PIN_STAGED,
   fsRevision: revisionsLua.REVISION,
   fsTrash: revisionsLua.TRASH,
   fsRestore: revisionsLua.RESTORE,
@@ -212,6 +214,14 @@ export class RedisFileIndex implements FileIndex {
       throw new AppError(err.code, err.message, { details: { path: paths[index]!, index: String(index) } });
     }
     return reply.slice(1).map((raw) => decodeEntry(String(raw)));
+  }
+
+  /** See PIN_STAGED: 'gone' names the first upload no longer pending (0-based). */
+  async pinStaged(userId: string, agentId: string, files: readonly { uploadId: string; sha256: string; size: number }[]): Promise<{ status: 'ok' | 'agent-removed' } | { status: 'gone'; index: number }> {
+    const reply = await this.#write(userId, 'fsPinStaged', [agentId, ...files.flatMap((f) => [f.uploadId, f.sha256, f.size])]);
+    if (reply[0] === 'AGENT_REMOVED') return { status: 'agent-removed' };
+    if (reply[0] === 'GONE') return { status: 'gone', index: Number(reply[1]) - 1 };
+    return { status: 'ok' };
   }
 
   async unpinAgent(userId: string, agentId: string): Promise<number> {

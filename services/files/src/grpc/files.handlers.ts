@@ -70,7 +70,7 @@ function conflictMode(value: OnConflict): ConflictMode {
   }
 }
 
-export function filesHandlers(deps: FilesHandlerDeps): AsyncService<typeof FilesServiceService> {
+export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof FilesServiceService>, 'openKnowledge' | 'stageKnowledge' | 'pinStagedKnowledge'> {
   const { workspace, uploads, knowledge, changes, revisions } = deps;
   return {
     listFiles: async function* (req, ctx) {

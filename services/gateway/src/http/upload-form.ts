@@ -15,6 +15,8 @@ const LINGER_MS = 10_000;
 export interface UploadFields {
   path?: string | undefined;
   onConflict?: string | undefined;
+  /** An Agent import's project (CONTRACT §12). */
+  projectName?: string | undefined;
 }
 
 export interface FormFile {
@@ -36,9 +38,11 @@ export interface UploadFormOptions<T> {
   /** A body that sends no byte for this long while we wait for one fails (CONTRACT §5). */
   idleTimeoutMs: number;
   onFile: FileHandler<T>;
+  /** The form fields allowed before the file; default `path` and `onConflict`. */
+  fieldNames?: ReadonlySet<keyof UploadFields>;
 }
 
-const FIELD_NAMES = new Set(['path', 'onConflict']);
+const FIELD_NAMES: ReadonlySet<keyof UploadFields> = new Set(['path', 'onConflict']);
 
 /**
  * busboy decodes form text (values, `filename` and `filename*`) before we see it, with U+FFFD
@@ -53,7 +57,7 @@ const NOT_UTF8 = (what: string) => `${what} is not valid UTF-8 (U+FFFD, which st
  * once, in the form or the query), then exactly one `file` part, then nothing. The file's bytes
  * are handed on as they arrive, with backpressure to the client, never buffered whole.
  */
-export function readUploadForm<T>(req: Request, res: Response, { fromQuery, idleTimeoutMs, onFile }: UploadFormOptions<T>): Promise<T> {
+export function readUploadForm<T>(req: Request, res: Response, { fromQuery, idleTimeoutMs, onFile, fieldNames = FIELD_NAMES }: UploadFormOptions<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const fields: UploadFields = { ...fromQuery };
     let file: FormFile | undefined;
@@ -98,7 +102,7 @@ export function readUploadForm<T>(req: Request, res: Response, { fromQuery, idle
 
     parser.on('field', (name, value, info) => {
       if (file) return fail(errors.invalidArgument(`the "${name}" part must come before the "file" part`, name));
-      if (!FIELD_NAMES.has(name)) return fail(errors.invalidArgument(`unknown form field "${name}"`, name));
+      if (!fieldNames.has(name as keyof UploadFields)) return fail(errors.invalidArgument(`unknown form field "${name}"`, name));
       const key = name as keyof UploadFields;
       if (fields[key] !== undefined) return fail(errors.invalidArgument(`${name} is given more than once`, name));
       if (info.valueTruncated) return fail(errors.invalidArgument(`${name} is too long`, name));

@@ -29,7 +29,7 @@ describe('openapi — limits', () => {
   });
 
   it('openapi — creating POSTs declare Idempotency-Key and 422 IDEMPOTENCY_KEY_REUSED; others do not', () => {
-    const idempotent = ['createProject', 'createAgent', 'createChat', 'createSchedule', 'createTrigger', 'copyFile', 'createWebhook'];
+    const idempotent = ['createProject', 'createAgent', 'createChat', 'createSchedule', 'createTrigger', 'copyFile', 'createWebhook', 'importAgent'];
     for (const op of operations) {
       const declares = (op.parameters ?? []).some((p) => p.name === 'Idempotency-Key' && p.in === 'header');
       expect(declares, op.operationId).toBe(idempotent.includes(op.operationId));
@@ -38,7 +38,7 @@ describe('openapi — limits', () => {
   });
 
   it('openapi — the count quotas are documented as 403 QUOTA_EXCEEDED where they apply', () => {
-    for (const id of ['createAgent', 'createSchedule', 'createTrigger', 'createWebhook']) expect(byId(id).responses['403']!.description, id).toContain('QUOTA_EXCEEDED');
+    for (const id of ['createAgent', 'createSchedule', 'createTrigger', 'createWebhook', 'putAlias', 'importAgent']) expect(byId(id).responses['403']!.description, id).toContain('QUOTA_EXCEEDED');
     expect(byId('getAgent').responses['403']).toBeUndefined();
   });
 });

@@ -54,6 +54,8 @@ export function configJson(c: AgentConfig) {
     connectors: (c.connectors ?? null) as Record<string, unknown>[] | null,
     createdAt: c.createdAt,
     contentDigest: c.contentDigest,
+    changeNote: c.changeNote,
+    parentConfigId: c.parentConfigId ?? null,
   };
 }
 
@@ -90,5 +92,5 @@ export function listItemJson(a: AgentListItem) {
 }
 
 export function chatJson(c: Chat) {
-  return { chatId: c.chatId, agentId: c.agentId, configId: c.configId, projectName: c.projectName, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt };
+  return { chatId: c.chatId, agentId: c.agentId, configId: c.configId, projectName: c.projectName, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt, alias: c.alias ?? null };
 }

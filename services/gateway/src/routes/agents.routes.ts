@@ -93,7 +93,8 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       errors: [...WITH_BODY, 'PROJECT_NOT_FOUND', 'PROJECT_ARCHIVED', 'QUOTA_EXCEEDED', ...KNOWLEDGE, ...BASE],
       handler: async ({ body, call, idempotencyKey }, res) => {
         // The service keeps the key too: a create retried after a lost answer (a 503) makes one Agent.
-        const agent = await agents.createAgent({ fields: fieldsToProto(body), idempotencyKey }, withKnowledgeDeadline(call, body.knowledgeFiles));
+        const { changeNote, ...fields } = body;
+        const agent = await agents.createAgent({ fields: fieldsToProto(fields), idempotencyKey, changeNote }, withKnowledgeDeadline(call, body.knowledgeFiles));
         res.setHeader('Location', `/v1/agents/${agent.agentId}`);
         sendAgent(res, agent, 201);
       },
@@ -133,8 +134,8 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       errors: [...WITH_BODY, 'AGENT_NOT_FOUND', 'STALE_AGENT_CONFIG', 'PROJECT_NOT_FOUND', 'PROJECT_ARCHIVED', ...KNOWLEDGE, ...BASE],
       handler: async ({ params, body, call, req }, res) => {
         const ifMatch = parseIfMatch(req.get('if-match'));
-        const { baseConfigId, ...fields } = body;
-        const request = { agentId: params.agentId, baseConfigId: baseOf(baseConfigId, ifMatch), fields: fieldsToProto(fields) };
+        const { baseConfigId, changeNote, ...fields } = body;
+        const request = { agentId: params.agentId, baseConfigId: baseOf(baseConfigId, ifMatch), fields: fieldsToProto(fields), changeNote };
         try {
           sendAgent(res, await agents.updateAgent(request, withKnowledgeDeadline(call, fields.knowledgeFiles)));
         } catch (err) {
@@ -180,16 +181,16 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       method: 'post',
       path: '/v1/agents/{agentId}/chats',
       operationId: 'createChat',
-      summary: 'Start a chat pinned to the current configuration',
+      summary: 'Start a chat pinned to the current configuration (or to the one `alias` names)',
       tag,
       idempotent: true,
       params: AgentIdParams,
       body: CreateChatBody,
       example: { params: ex.agentParams, body: { title: ex.chat.title }, response: ex.chat },
       responses: { 201: { description: 'Created', schema: Chat, headers: { Location: 'the new chat' } } },
-      errors: [...WITH_BODY, 'AGENT_NOT_FOUND', ...BASE],
+      errors: [...WITH_BODY, 'AGENT_NOT_FOUND', 'ALIAS_NOT_FOUND', ...BASE],
       handler: async ({ params, body, call, idempotencyKey }, res) => {
-        const chat = await agents.createChat({ agentId: params.agentId, title: body.title, idempotencyKey }, call);
+        const chat = await agents.createChat({ agentId: params.agentId, title: body.title, idempotencyKey, alias: body.alias }, call);
         res.setHeader('Location', `/v1/agents/${chat.agentId}/chats/${chat.chatId}`);
         res.status(201).json(chatJson(chat));
       },

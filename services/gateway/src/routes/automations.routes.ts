@@ -28,11 +28,11 @@ const BASE = ['AGENT_NOT_FOUND', 'UNAUTHENTICATED', 'UNAVAILABLE'] as const;
 const WITH_BODY = ['INVALID_ARGUMENT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const;
 
 function scheduleJson(s: ScheduleProto) {
-  return { scheduleId: s.scheduleId, agentId: s.agentId, cron: s.cron, timezone: s.timezone, enabled: s.enabled, nextRunAt: s.nextRunAt ?? null, createdAt: s.createdAt };
+  return { scheduleId: s.scheduleId, agentId: s.agentId, cron: s.cron, timezone: s.timezone, enabled: s.enabled, nextRunAt: s.nextRunAt ?? null, createdAt: s.createdAt, alias: s.alias ?? null };
 }
 
 function triggerJson(t: TriggerProto) {
-  return { triggerId: t.triggerId, agentId: t.agentId, name: t.name, createdAt: t.createdAt };
+  return { triggerId: t.triggerId, agentId: t.agentId, name: t.name, createdAt: t.createdAt, alias: t.alias ?? null };
 }
 
 /** Schedules and webhook triggers of an Agent (CONTRACT §7), and the unauthenticated hook. */
@@ -57,9 +57,9 @@ function scheduleRoutes(automations: AutomationsClient): RouteDef[] {
       body: CreateScheduleBody,
       example: { params: { agentId: ex.schedule.agentId }, body: ex.createScheduleBody, response: ex.schedule },
       responses: { 201: { description: 'Created', schema: Schedule } },
-      errors: [...WITH_BODY, 'QUOTA_EXCEEDED', ...BASE],
+      errors: [...WITH_BODY, 'QUOTA_EXCEEDED', 'ALIAS_NOT_FOUND', ...BASE],
       handler: async ({ params, body, call }, res) => {
-        const schedule = await automations.createSchedule({ agentId: params.agentId, cron: body.cron, timezone: body.timezone, enabled: body.enabled }, call);
+        const schedule = await automations.createSchedule({ agentId: params.agentId, cron: body.cron, timezone: body.timezone, enabled: body.enabled, alias: body.alias }, call);
         res.status(201).json(scheduleJson(schedule));
       },
     }),
@@ -113,9 +113,9 @@ function triggerRoutes(automations: AutomationsClient): RouteDef[] {
       body: CreateTriggerBody,
       example: { params: { agentId: ex.schedule.agentId }, body: ex.createTriggerBody, response: ex.createdTrigger },
       responses: { 201: { description: 'Created, with the secret', schema: CreatedTrigger } },
-      errors: [...WITH_BODY, 'QUOTA_EXCEEDED', ...BASE],
+      errors: [...WITH_BODY, 'QUOTA_EXCEEDED', 'ALIAS_NOT_FOUND', ...BASE],
       handler: async ({ params, body, call }, res) => {
-        const out = await automations.createTrigger({ agentId: params.agentId, name: body.name }, call);
+        const out = await automations.createTrigger({ agentId: params.agentId, name: body.name, alias: body.alias }, call);
         if (!out.trigger) throw errors.internal(new Error('createTrigger response without trigger'));
         res.setHeader('Cache-Control', 'no-store');
         res.status(201).json({ ...triggerJson(out.trigger), secret: out.secret });
@@ -163,7 +163,8 @@ function hookRoute(automations: AutomationsClient): RouteDef {
     description:
       'Send `X-Signature: sha256=<hex HMAC-SHA256 of the raw body>`, keyed with the UTF-8 bytes of the secret, over the body exactly as sent ' +
       '(any content type, at most 1 MiB). An unknown trigger answers 404 TRIGGER_NOT_FOUND; a missing or wrong signature 401 UNAUTHENTICATED. ' +
-      'A valid call starts one chat titled "Webhook: <trigger name>" and answers 202. Each trigger has its own rate limit (RATE_LIMIT_PER_SECOND, ' +
+      'A valid call starts one chat titled "Webhook: <trigger name>" and answers 202; a trigger made with an alias starts it on the config the alias names now, ' +
+      'and answers 404 ALIAS_NOT_FOUND (starting nothing) once that alias is deleted. Each trigger has its own rate limit (RATE_LIMIT_PER_SECOND, ' +
       'bursts of RATE_LIMIT_BURST), signed or not: beyond it → 429 RATE_LIMITED with Retry-After.',
     tag: 'Webhook triggers',
     auth: false,
@@ -173,7 +174,7 @@ function hookRoute(automations: AutomationsClient): RouteDef {
     requestHeaders: [X_SIGNATURE],
     example: { params: ex.hookParams, body: ex.hookBody, response: ex.hookAccepted },
     responses: { 202: { description: 'Accepted: a chat started', schema: HookAccepted } },
-    errors: ['TRIGGER_NOT_FOUND', 'UNAUTHENTICATED', 'PAYLOAD_TOO_LARGE', 'UNAVAILABLE'],
+    errors: ['TRIGGER_NOT_FOUND', 'ALIAS_NOT_FOUND', 'UNAUTHENTICATED', 'PAYLOAD_TOO_LARGE', 'UNAVAILABLE'],
     handler: async ({ params, call, req }, res) => {
       const body = await readRawBody(req, res, HOOK_BODY_LIMIT);
       // No user on this call: the automations service finds the owner from the trigger.

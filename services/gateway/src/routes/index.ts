@@ -1,6 +1,9 @@
 import type { ServiceClient } from '@workspace/platform';
 import type { ProjectsServiceService } from '@workspace/proto/workspace/projects/v1/projects';
 import type { AgentsServiceService } from '@workspace/proto/workspace/agents/v1/agents';
+import { aliasRoutes } from './agent-aliases.routes.js';
+import { agentTransferRoutes } from './agent-transfer.routes.js';
+import { versionRoutes } from './agent-versions.routes.js';
 import { agentsRoutes } from './agents.routes.js';
 import { automationsRoutes, type AutomationsClient } from './automations.routes.js';
 import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
@@ -29,6 +32,9 @@ export function buildRoutes(clients: Clients, options: RouteOptions): RouteDef[]
   return [
     ...projectsRoutes(clients.projects),
     ...agentsRoutes(clients.agents, clients.automations),
+    ...versionRoutes(clients.agents),
+    ...aliasRoutes(clients.agents),
+    ...agentTransferRoutes({ agents: clients.agents, files: clients.files, store: options.store, logger: options.logger, uploadIdleTimeoutMs: options.uploadIdleTimeoutMs }),
     ...filesRoutes({ ...options, files: clients.files, projects: clients.projects }),
     ...(clients.automations ? automationsRoutes(clients.automations) : []),
     ...usageRoutes(clients),

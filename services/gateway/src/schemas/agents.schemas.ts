@@ -59,8 +59,11 @@ const optionalEditable = Object.fromEntries(Object.entries(editable).map(([k, v]
   [K in keyof typeof editable]: z.ZodOptional<(typeof editable)[K]>;
 };
 
+/** Not an editable field: outside contentDigest, and a PATCH that changes nothing ignores it (CONTRACT §12). */
+const changeNote = chars(0, 1_000).optional().describe('why this configuration was made; default ""; at most 1,000 characters; not part of contentDigest');
+
 export const CreateAgentBody = z
-  .object({ ...optionalEditable, name: editable.name })
+  .object({ ...optionalEditable, name: editable.name, changeNote })
   .strict()
   .meta({ id: 'CreateAgentRequest' });
 
@@ -73,6 +76,7 @@ export const UpdateAgentBody = z
       .optional()
       .describe('the currentConfigId this edit is based on; required unless If-Match carries it'),
     ...optionalEditable,
+    changeNote,
   })
   .strict()
   .meta({ id: 'UpdateAgentRequest' });
@@ -117,6 +121,8 @@ export const AgentConfig = z
     connectors: z.array(z.looseObject({ type: z.string() })).nullable(),
     createdAt: timestamp,
     contentDigest: z.string().describe('SHA-256 (hex) of the RFC 8785 JSON of schemaVersion and the editable fields'),
+    changeNote: z.string().describe('why it was made ("" when none was given); not part of contentDigest'),
+    parentConfigId: z.string().nullable().describe('the config it was made from (the base of the PATCH); null for the first'),
   })
   .meta({ id: 'AgentConfig', description: 'An immutable configuration.' });
 
@@ -159,7 +165,12 @@ export const AgentList = z
 
 export const AgentVersions = z.object({ versions: z.array(AgentConfig).describe('newest first, at most 100') }).meta({ id: 'AgentVersions' });
 
-export const CreateChatBody = z.object({ title: chars(1, 200).optional().describe('default "New chat"; 1–200 characters') }).strict();
+export const CreateChatBody = z
+  .object({
+    title: chars(1, 200).optional().describe('default "New chat"; 1–200 characters'),
+    alias: z.string().max(200).optional().describe('pin the chat to the config this alias names now (404 ALIAS_NOT_FOUND when there is none)'),
+  })
+  .strict();
 
 export const Chat = z
   .object({
@@ -170,6 +181,7 @@ export const Chat = z
     title: z.string(),
     createdAt: timestamp,
     updatedAt: timestamp,
+    alias: z.string().nullable().describe('the alias the chat was started through, or null'),
   })
   .meta({ id: 'Chat' });
 

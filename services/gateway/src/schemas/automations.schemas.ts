@@ -16,6 +16,7 @@ export const CreateScheduleBody = z
       .describe('5 fields: minute hour day-of-month month day-of-week, e.g. "*/15 * * * *" or "0 9 * * MON-FRI" (no seconds, years or @nicknames); day-of-month and day-of-week are OR-ed as in Vixie cron'),
     timezone: z.string().min(1).max(64).optional().describe('IANA time zone the cron is read in, default "UTC"; returned as sent (canonical letter case)'),
     enabled: z.boolean().optional().describe('default true; a disabled schedule never runs and has nextRunAt null'),
+    alias: z.string().max(200).optional().describe('each run starts its chat on the config this alias names at run time (404 ALIAS_NOT_FOUND when there is none now)'),
   })
   .strict()
   .meta({ id: 'CreateScheduleRequest' });
@@ -29,6 +30,7 @@ export const Schedule = z
     enabled: z.boolean(),
     nextRunAt: timestamp.nullable().describe('when the next run starts a chat (titled "Scheduled run"); null when disabled'),
     createdAt: timestamp,
+    alias: z.string().nullable().describe('the alias runs go through, or null (the current config)'),
   })
   .meta({ id: 'Schedule' });
 
@@ -42,12 +44,13 @@ export const CreateTriggerBody = z
       .refine((s) => codePoints(s) <= 200, 'must be at most 200 characters')
       .optional()
       .describe('default ""; at most 200 characters; chats it starts are titled "Webhook: <name>"'),
+    alias: z.string().max(200).optional().describe('each call starts its chat on the config this alias names at call time (404 ALIAS_NOT_FOUND when there is none now)'),
   })
   .strict()
   .meta({ id: 'CreateTriggerRequest' });
 
 export const Trigger = z
-  .object({ triggerId: z.string(), agentId: z.string(), name: z.string(), createdAt: timestamp })
+  .object({ triggerId: z.string(), agentId: z.string(), name: z.string(), createdAt: timestamp, alias: z.string().nullable().describe('the alias calls go through, or null') })
   .meta({ id: 'Trigger' });
 
 export const CreatedTrigger = Trigger.extend({

@@ -31,10 +31,12 @@ const config = {
   skills: null,
   connectors: null,
   createdAt: CREATED_AT,
+  changeNote: 'first version',
+  parentConfigId: null as string | null,
   contentDigest: '8d4f2a6c0e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f',
 };
 
-const updatedConfig = { ...config, configId: NEXT_CONFIG_ID, instructions: updateAgentBody.instructions, createdAt: UPDATED_AT, contentDigest: '1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f8d4f2a6c0e1b3d5f7a9c' };
+const updatedConfig = { ...config, configId: NEXT_CONFIG_ID, instructions: updateAgentBody.instructions, createdAt: UPDATED_AT, changeNote: 'explain each label', parentConfigId: CONFIG_ID, contentDigest: '1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f8d4f2a6c0e1b3d5f7a9c' };
 
 export const agent = { agentId: AGENT_ID, currentConfigId: CONFIG_ID, state: 'active', createdAt: CREATED_AT, updatedAt: CREATED_AT, lastChatAt: null, chatCount: 0, config };
 
@@ -62,9 +64,25 @@ export const agentList = {
 
 export const versions = { versions: [updatedConfig, config] };
 
-export const chat = { chatId: CHAT_ID, agentId: AGENT_ID, configId: CONFIG_ID, projectName: 'Home', title: 'Ticket backlog', createdAt: UPDATED_AT, updatedAt: UPDATED_AT };
+export const chat = { chatId: CHAT_ID, agentId: AGENT_ID, configId: CONFIG_ID, projectName: 'Home', title: 'Ticket backlog', alias: null as string | null, createdAt: UPDATED_AT, updatedAt: UPDATED_AT };
 
 export const chatWithConfig = { ...chat, config };
 
 export const agentParams = { agentId: AGENT_ID };
+
+/** Versions, diffs, aliases, export and import (CONTRACT §12). */
+export const versionParams = { agentId: AGENT_ID, configId: NEXT_CONFIG_ID };
+export const oneVersion = updatedConfig;
+export const versionDiff = { from: CONFIG_ID, to: NEXT_CONFIG_ID, operations: [{ op: 'replace', path: '/instructions', value: updateAgentBody.instructions }] };
+export const aliasParams = { agentId: AGENT_ID, alias: 'production' };
+export const putAliasBody = { configId: NEXT_CONFIG_ID, description: 'what customers talk to' };
+export const alias = { alias: 'production', agentId: AGENT_ID, configId: NEXT_CONFIG_ID, description: 'what customers talk to', createdAt: CREATED_AT, updatedAt: UPDATED_AT };
+export const aliasWithConfig = { ...alias, config: updatedConfig };
+export const aliasHistory = {
+  history: [
+    { configId: NEXT_CONFIG_ID, from: UPDATED_AT, until: null },
+    { configId: CONFIG_ID, from: CREATED_AT, until: UPDATED_AT },
+  ],
+};
+export const importForm = { projectName: 'Home', file: 'PK…' };
 export const chatParams = { agentId: AGENT_ID, chatId: CHAT_ID };

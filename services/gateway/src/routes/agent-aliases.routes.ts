@@ -1,0 +1,120 @@
+import type { Response } from 'express';
+import { errors, type ErrorCode } from '@workspace/platform';
+import type { Alias as AliasProto } from '@workspace/proto/workspace/agents/v1/agents';
+import { parseIfMatch } from '../http/if-match.js';
+import { Alias, AliasHistory, AliasList, AliasParams, AliasWithConfig, PutAliasBody } from '../schemas/agent-aliases.schemas.js';
+import { AgentIdParams } from '../schemas/agents.schemas.js';
+import { ErrorEnvelope } from '../schemas/common.js';
+import { configJson } from './agents.json.js';
+import type { AgentsClient } from './agents.routes.js';
+import * as ex from './examples/agents.examples.js';
+import { defineRoute, type RouteDef } from './route.js';
+
+const BASE: ErrorCode[] = ['UNAUTHENTICATED', 'UNAVAILABLE'];
+const ETAG_DOC = { ETag: '"<configId>": the config the alias names; send it in If-Match to move the alias only from there' };
+const PATH = '/v1/agents/{agentId}/aliases/{alias}';
+
+export function aliasJson(a: AliasProto) {
+  return { alias: a.alias, agentId: a.agentId, configId: a.configId, description: a.description, createdAt: a.createdAt, updatedAt: a.updatedAt };
+}
+
+function sendAlias(res: Response, body: { configId: string } & Record<string, unknown>, status = 200): void {
+  res.setHeader('ETag', `"${body.configId}"`);
+  res.status(status).json(body);
+}
+
+/** CONTRACT §12: aliases name a config of an Agent, so what runs can be promoted and rolled back. */
+export function aliasRoutes(agents: AgentsClient): RouteDef[] {
+  const tag = 'Agents';
+  return [
+    defineRoute({
+      method: 'put',
+      path: PATH,
+      operationId: 'putAlias',
+      summary: 'Create an alias, or move it to another configuration',
+      description:
+        '201 when new, 200 when it existed. `If-Match: "<configId>"` makes the move conditional: 412 PRECONDITION_FAILED (details.currentConfigId) when the alias names another config. ' +
+        'An aliased config is never reclaimed by retention. At most MAX_ALIASES_PER_AGENT (default 20) per Agent: one more → 403 QUOTA_EXCEEDED.',
+      tag,
+      params: AliasParams,
+      body: PutAliasBody,
+      example: { params: ex.aliasParams, body: ex.putAliasBody, response: ex.alias },
+      responses: {
+        200: { description: 'Moved (or unchanged)', schema: Alias, headers: ETAG_DOC },
+        201: { description: 'Created', schema: Alias, headers: { ...ETAG_DOC, Location: 'the alias' } },
+        412: { description: 'PRECONDITION_FAILED: the alias names another config (details.currentConfigId)', schema: ErrorEnvelope },
+      },
+      errors: ['INVALID_ARGUMENT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'AGENT_NOT_FOUND', 'CONFIG_NOT_FOUND', 'PRECONDITION_FAILED', 'QUOTA_EXCEEDED', ...BASE],
+      handler: async ({ params, body, call, req }, res) => {
+        const ifMatch = parseIfMatch(req.get('if-match'));
+        const out = await agents.putAlias({ agentId: params.agentId, alias: params.alias, configId: body.configId, description: body.description, ifMatch }, call);
+        if (!out.alias) throw errors.internal(new Error('putAlias without alias'));
+        if (out.created) res.setHeader('Location', `/v1/agents/${out.alias.agentId}/aliases/${out.alias.alias}`);
+        sendAlias(res, aliasJson(out.alias), out.created ? 201 : 200);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/agents/{agentId}/aliases',
+      operationId: 'listAliases',
+      summary: "The Agent's aliases, sorted by name",
+      tag,
+      params: AgentIdParams,
+      responses: { 200: { description: 'The aliases', schema: AliasList } },
+      example: { params: ex.agentParams, response: { aliases: [ex.alias] } },
+      errors: ['AGENT_NOT_FOUND', ...BASE],
+      handler: async ({ params, call }, res) => {
+        const out = await agents.listAliases({ agentId: params.agentId }, call);
+        res.json({ aliases: out.aliases.map(aliasJson) });
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: PATH,
+      operationId: 'getAlias',
+      summary: 'An alias with the configuration it names',
+      tag,
+      params: AliasParams,
+      responses: { 200: { description: 'The alias', schema: AliasWithConfig, headers: ETAG_DOC } },
+      example: { params: ex.aliasParams, response: ex.aliasWithConfig },
+      errors: ['AGENT_NOT_FOUND', 'ALIAS_NOT_FOUND', ...BASE],
+      handler: async ({ params, call }, res) => {
+        const out = await agents.getAlias({ agentId: params.agentId, alias: params.alias }, call);
+        if (!out.alias || !out.config) throw errors.internal(new Error('getAlias without alias or config'));
+        sendAlias(res, { ...aliasJson(out.alias), config: configJson(out.config) });
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: `${PATH}/history`,
+      operationId: 'getAliasHistory',
+      summary: 'Where the alias pointed, newest first',
+      description: 'Each entry is a period `{configId, from, until}`; `until` is null for the present. The newest 100 periods are kept.',
+      tag,
+      params: AliasParams,
+      responses: { 200: { description: 'The history', schema: AliasHistory } },
+      example: { params: ex.aliasParams, response: ex.aliasHistory },
+      errors: ['AGENT_NOT_FOUND', 'ALIAS_NOT_FOUND', ...BASE],
+      handler: async ({ params, call }, res) => {
+        const out = await agents.getAliasHistory({ agentId: params.agentId, alias: params.alias }, call);
+        res.json({ history: out.history.map((h) => ({ configId: h.configId, from: h.from, until: h.until ?? null })) });
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: PATH,
+      operationId: 'deleteAlias',
+      summary: 'Delete an alias',
+      description: 'Schedules and triggers that run through it start no chat from then on (logged and counted).',
+      tag,
+      params: AliasParams,
+      responses: { 204: { description: 'Deleted' } },
+      example: { params: ex.aliasParams },
+      errors: ['AGENT_NOT_FOUND', 'ALIAS_NOT_FOUND', ...BASE],
+      handler: async ({ params, call }, res) => {
+        await agents.deleteAlias({ agentId: params.agentId, alias: params.alias }, call);
+        res.status(204).end();
+      },
+    }),
+  ];
+}
