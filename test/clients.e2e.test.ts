@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { q } from './support/files.js';
+import { q, upload } from './support/files.js';
+import { sha256 } from './support/files-api.js';
+import { readWithJava } from './support/java-zip.js';
 import { request, startStack, type ApiUser, type Stack } from './support/stack.js';
 
 let stack: Stack;
@@ -40,5 +42,29 @@ describe('clients — multipart file names as browsers encode them (WHATWG)', ()
     const broken = await postForm(u, browserForm('a\nb.txt', Buffer.from('x')));
     expect(broken.status).toBe(400);
     expect(broken.body.error.code).toBe('INVALID_PATH');
+  });
+});
+
+describe('clients — export ZIPs open in every streaming reader', () => {
+  it("export — incompressible entries read cleanly through Java's ZipInputStream, bytes intact", async () => {
+    const u = await stack.user();
+    expect((await u.request('POST', '/v1/agent/projects', { name: 'Media' })).status).toBe(201);
+    const files: Record<string, Buffer> = {
+      'photo.jpg': randomBytes(700 * 1024),
+      'scan.pdf': randomBytes(3 * 1024),
+      'notes.md': Buffer.from('the same line again\n'.repeat(5000)),
+      'empty.txt': Buffer.alloc(0),
+    };
+    for (const [name, content] of Object.entries(files)) {
+      expect((await upload(stack.url, u, { filename: name, content }, { path: '/files/projects/Media/' })).status).toBe(200);
+    }
+    const res = await fetch(`${stack.url}/v1/agent/projects/export?name=Media`, { headers: { authorization: `Bearer ${u.token}` } });
+    expect(res.status).toBe(200);
+    const entries = await readWithJava(Buffer.from(await res.arrayBuffer()));
+    const expected = { ...files, 'CONTEXT.md': undefined };
+    expect(entries.map((e) => e.name).sort()).toEqual(Object.keys(expected).map((n) => `Media/${n}`).sort());
+    for (const [name, content] of Object.entries(files)) {
+      expect(entries.find((e) => e.name === `Media/${name}`)).toEqual({ name: `Media/${name}`, size: content.byteLength, sha256: sha256(content) });
+    }
   });
 });
