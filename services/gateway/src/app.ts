@@ -4,6 +4,8 @@ import { context, trace } from '@opentelemetry/api';
 import { AppError, SpanKind, SpanStatusCode, tenantKey, traceIdOf, tracer, type Logger, type Metrics } from '@workspace/platform';
 import { errorHandler, sendError } from './http/errors.js';
 import { requestId } from './http/request-id.js';
+import { corsFor } from './http/cors.js';
+import { compressJson } from './http/compress.js';
 import type { Verifier } from './http/auth.js';
 import { buildOpenApi } from './openapi/openapi.js';
 import { docsRouter } from './openapi/docs.js';
@@ -30,6 +32,8 @@ export interface GatewayDeps {
   metrics?: Metrics;
   /** Rate limits, upload slots and idempotency records (CONTRACT §15), in Redis; absent: none apply. */
   limits?: Limits;
+  /** Browser origins allowed to call the API (CORS_ORIGINS); none when absent. */
+  corsOrigins?: readonly string[];
 }
 
 export interface Limits {
@@ -85,6 +89,9 @@ export function createApp(deps: GatewayDeps) {
   const requests = deps.metrics?.counter('http_requests_total', 'HTTP requests, by method, route and status', ['method', 'route', 'status']);
   const latency = deps.metrics?.histogram('http_request_duration_seconds', 'HTTP request latency', ['method', 'route']);
   app.use(requestId);
+  // Before anything that can answer, so errors (401, 429, 404) carry CORS headers too.
+  if (deps.corsOrigins?.length) app.use(corsFor(deps.corsOrigins));
+  app.use(compressJson());
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();
     res.setHeader('X-Content-Type-Options', 'nosniff');

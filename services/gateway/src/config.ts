@@ -44,6 +44,12 @@ export const configSchema = processConfig({ metrics: 9464 })
     RATE_LIMIT_BURST: env.positiveInt(200),
     /** Uploads of one user in flight at once, across every replica; one more → 429. */
     MAX_CONCURRENT_UPLOADS: env.positiveInt(8),
+    /** Browser origins allowed to call the API (CORS, CONTRACT §15), comma-separated; none by default. */
+    CORS_ORIGINS: z
+      .string()
+      .default('')
+      .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+      .pipe(z.array(z.string().url())),
     /** How long /readyz reports "not ready" before the server stops taking connections. */
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
   })

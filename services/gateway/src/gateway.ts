@@ -31,6 +31,8 @@ export interface GatewayOptions {
   redis: { url: string; cluster: boolean };
   /** CONTRACT §15: RATE_LIMIT_PER_SECOND, RATE_LIMIT_BURST, MAX_CONCURRENT_UPLOADS. */
   limits: { perSecond: number; burst: number; maxConcurrentUploads: number };
+  /** CORS_ORIGINS: browser origins allowed to call the API. */
+  corsOrigins?: readonly string[];
 }
 
 const READY_TIMEOUT_MS = 1_000;
@@ -82,6 +84,7 @@ export async function startGateway(options: GatewayOptions) {
     trustProxy: options.trustProxy ?? false,
     ...(options.metrics && { metrics: options.metrics }),
     limits,
+    ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
   });
   const server: Server = createServer({ requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 65_000 }, app);
   server.on('clientError', answerClientError(options.logger));
