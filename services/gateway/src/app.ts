@@ -12,6 +12,7 @@ import { docsRouter } from './openapi/docs.js';
 import type { ObjectStore } from './http/object-store.js';
 import { buildRoutes, type Clients } from './routes/index.js';
 import { mountRoutes, type RouteGuards } from './routes/route.js';
+import type { LinkOptions } from './routes/links.routes.js';
 import { idempotency } from './limits/idempotency.js';
 import type { IdempotencyStore } from './limits/idempotency-store.js';
 import { rateLimit, userBucket, type RateLimiter } from './limits/rate-limit.js';
@@ -32,6 +33,8 @@ export interface GatewayDeps {
   metrics?: Metrics;
   /** Rate limits, upload slots and idempotency records (CONTRACT §15), in Redis; absent: none apply. */
   limits?: Limits;
+  /** Temporary links: their signer and the gateway's public address; absent: one random key for this process. */
+  links?: LinkOptions;
   /** Browser origins allowed to call the API (CORS_ORIGINS); none when absent. */
   corsOrigins?: readonly string[];
 }
@@ -136,7 +139,7 @@ export function createApp(deps: GatewayDeps) {
     ...(deps.limits ? [rateLimit(deps.limits.rate, (_req, res) => userBucket(res.locals.userId as string))] : []),
     ensureHome(deps.clients.projects, deps.logger),
   ];
-  const routes = buildRoutes(deps.clients, { store: deps.store, logger: deps.logger, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs });
+  const routes = buildRoutes(deps.clients, { store: deps.store, logger: deps.logger, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs, links: deps.links });
   const openapi = buildOpenApi(routes, INFO);
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(docsRouter());

@@ -1,5 +1,6 @@
 import { env, processConfig } from '@workspace/platform';
 import { z } from 'zod';
+import { parseLinkKeys } from './links/link-signer.js';
 
 const optional = z
   .string()
@@ -50,6 +51,22 @@ export const configSchema = processConfig({ metrics: 9464 })
       .default('')
       .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
       .pipe(z.array(z.string().url())),
+    /**
+     * Temporary links' HMAC keys, `kid:secret,kid:secret`: the first signs, every one verifies
+     * (rotate by putting a new key first; drop the old one a day later). Unset: a random key per
+     * process (links then work only on the replica that made them, until it restarts).
+     */
+    LINK_SIGNING_KEYS: z
+      .string()
+      .default('')
+      .transform(parseLinkKeys)
+      .pipe(
+        z
+          .array(z.object({ kid: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'a key id is 1–32 of A–Z a–z 0–9 _ -'), secret: z.string().min(32, 'a link secret has at least 32 characters') }))
+          .refine((keys) => new Set(keys.map((k) => k.kid)).size === keys.length, 'key ids must differ'),
+      ),
+    /** The gateway's public base URL (`https://api.example.com`) for temporary links; unset: the scheme and host each request came to. */
+    PUBLIC_URL: optional.pipe(z.string().url().optional()),
     /** How long /readyz reports "not ready" before the server stops taking connections. */
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
   })

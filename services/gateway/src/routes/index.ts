@@ -5,6 +5,8 @@ import { agentsRoutes } from './agents.routes.js';
 import { automationsRoutes, type AutomationsClient } from './automations.routes.js';
 import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
 import { filesRoutes, type FilesRouteDeps } from './files.routes.js';
+import { linksRoutes, type LinkOptions } from './links.routes.js';
+import { LinkSigner } from '../links/link-signer.js';
 import { projectsRoutes } from './projects.routes.js';
 import type { RouteDef } from './route.js';
 
@@ -18,7 +20,7 @@ export interface Clients {
 }
 
 /** What routes need besides the clients: the file routes' byte path and its settings. */
-export type RouteOptions = Omit<FilesRouteDeps, 'files' | 'projects'>;
+export type RouteOptions = Omit<FilesRouteDeps, 'files' | 'projects'> & { links?: LinkOptions | undefined };
 
 /** Every route of the API, in the order they are matched. */
 export function buildRoutes(clients: Clients, options: RouteOptions): RouteDef[] {
@@ -26,6 +28,7 @@ export function buildRoutes(clients: Clients, options: RouteOptions): RouteDef[]
     ...projectsRoutes(clients.projects),
     ...agentsRoutes(clients.agents, clients.automations),
     ...filesRoutes({ ...options, files: clients.files, projects: clients.projects }),
+    ...linksRoutes({ files: clients.files, store: options.store, links: options.links ?? { signer: LinkSigner.ephemeral() } }),
     ...(clients.automations ? automationsRoutes(clients.automations) : []),
   ];
 }
