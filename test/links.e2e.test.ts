@@ -26,7 +26,7 @@ const get = (url: string, headers: Record<string, string> = {}) => fetch(url, { 
 async function expectGone(url: string): Promise<void> {
   const res = await get(url);
   expect(res.status).toBe(404);
-  expect((await res.json()).error.code).toBe('LINK_NOT_FOUND');
+  expect(((await res.json()) as { error: { code: string } }).error.code).toBe('LINK_NOT_FOUND');
 }
 
 describe('temporary links (CONTRACT §15)', () => {
