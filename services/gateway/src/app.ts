@@ -1,7 +1,7 @@
 import express, { type RequestHandler } from 'express';
 import { LRUCache } from 'lru-cache';
 import { context, trace } from '@opentelemetry/api';
-import { AppError, SpanKind, SpanStatusCode, tenantKey, traceIdOf, tracer, type Logger, type Metrics } from '@workspace/platform';
+import { AppError, type RedisClient, SpanKind, SpanStatusCode, tenantKey, traceIdOf, tracer, type Logger, type Metrics } from '@workspace/platform';
 import { errorHandler, sendError } from './http/errors.js';
 import { requestId } from './http/request-id.js';
 import { corsFor } from './http/cors.js';
@@ -35,6 +35,8 @@ export interface GatewayDeps {
   limits?: Limits;
   /** Temporary links: their signer and the gateway's public address; absent: one random key for this process. */
   links?: LinkOptions;
+  /** Resumable uploads (tus) keep their state in this Redis; absent: not served. */
+  tus?: { redis: RedisClient; expiryMs: number };
   /** Browser origins allowed to call the API (CORS_ORIGINS); none when absent. */
   corsOrigins?: readonly string[];
 }
@@ -139,7 +141,7 @@ export function createApp(deps: GatewayDeps) {
     ...(deps.limits ? [rateLimit(deps.limits.rate, (_req, res) => userBucket(res.locals.userId as string))] : []),
     ensureHome(deps.clients.projects, deps.logger),
   ];
-  const routes = buildRoutes(deps.clients, { store: deps.store, logger: deps.logger, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs, links: deps.links });
+  const routes = buildRoutes(deps.clients, { store: deps.store, logger: deps.logger, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs, links: deps.links, tus: deps.tus && { ...deps.tus, corsOrigins: deps.corsOrigins } });
   const openapi = buildOpenApi(routes, INFO);
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(docsRouter());

@@ -34,6 +34,8 @@ export interface GatewayOptions {
   limits: { perSecond: number; burst: number; maxConcurrentUploads: number };
   /** LINK_SIGNING_KEYS (first signs, all verify) and PUBLIC_URL; no keys: a random one per process. */
   links?: { keys: LinkKey[]; publicUrl?: string | undefined };
+  /** TUS_UPLOAD_EXPIRY_MS: how long an unfinished resumable upload lives; default 24 h. */
+  tusUploadExpiryMs?: number;
   /** CORS_ORIGINS: browser origins allowed to call the API. */
   corsOrigins?: readonly string[];
 }
@@ -91,6 +93,7 @@ export async function startGateway(options: GatewayOptions) {
     limits,
     ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
     links: { signer, publicUrl: options.links?.publicUrl },
+    tus: { redis, expiryMs: options.tusUploadExpiryMs ?? 24 * 3600_000 },
   });
   const server: Server = createServer({ requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 65_000 }, app);
   server.on('clientError', answerClientError(options.logger));

@@ -7,6 +7,7 @@ import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/fi
 import { filesRoutes, type FilesRouteDeps } from './files.routes.js';
 import { linksRoutes, type LinkOptions } from './links.routes.js';
 import { LinkSigner } from '../links/link-signer.js';
+import { tusRoutes, type TusOptions } from '../tus/tus.routes.js';
 import { projectsRoutes } from './projects.routes.js';
 import type { RouteDef } from './route.js';
 
@@ -20,7 +21,11 @@ export interface Clients {
 }
 
 /** What routes need besides the clients: the file routes' byte path and its settings. */
-export type RouteOptions = Omit<FilesRouteDeps, 'files' | 'projects'> & { links?: LinkOptions | undefined };
+export type RouteOptions = Omit<FilesRouteDeps, 'files' | 'projects'> & {
+  links?: LinkOptions | undefined;
+  /** Resumable uploads (tus): their Redis and settings; absent: not served. */
+  tus?: Pick<TusOptions, 'redis' | 'expiryMs' | 'corsOrigins'> | undefined;
+};
 
 /** Every route of the API, in the order they are matched. */
 export function buildRoutes(clients: Clients, options: RouteOptions): RouteDef[] {
@@ -29,6 +34,7 @@ export function buildRoutes(clients: Clients, options: RouteOptions): RouteDef[]
     ...agentsRoutes(clients.agents, clients.automations),
     ...filesRoutes({ ...options, files: clients.files, projects: clients.projects }),
     ...linksRoutes({ files: clients.files, store: options.store, links: options.links ?? { signer: LinkSigner.ephemeral() } }),
+    ...(options.tus ? tusRoutes({ ...options.tus, files: clients.files, store: options.store, logger: options.logger, publicUrl: options.links?.publicUrl }) : []),
     ...(clients.automations ? automationsRoutes(clients.automations) : []),
   ];
 }
