@@ -159,9 +159,10 @@ describe('resumable uploads — tus 1.0 with tus-js-client (CONTRACT §15)', () 
     expect((await head(other, url)).status).toBe(404);
     const wrongOffset = await fetch(url, { method: 'PATCH', headers: { authorization: `Bearer ${u.token}`, 'tus-resumable': '1.0.0', 'upload-offset': '1', 'content-type': 'application/offset+octet-stream' }, body: 'ab' });
     expect(wrongOffset.status, await wrongOffset.clone().text()).toBe(409);
-    expect(((await wrongOffset.json()) as { error: { code: string } }).error.code).toBe('INVALID_ARGUMENT');
+    expect(((await wrongOffset.json()) as { error: { code: string } }).error.code).toBe('UPLOAD_OFFSET_MISMATCH');
     const noVersion = await fetch(ENDPOINT(), { method: 'POST', headers: { authorization: `Bearer ${u.token}`, 'upload-length': '1' } });
     expect(noVersion.status).toBe(412);
+    expect(((await noVersion.json()) as { error: { code: string } }).error.code).toBe('PRECONDITION_FAILED');
     const badConflict = await fetch(ENDPOINT(), {
       method: 'POST',
       headers: { authorization: `Bearer ${u.token}`, 'tus-resumable': '1.0.0', 'upload-length': '1', 'upload-metadata': `filename ${Buffer.from('x').toString('base64')},onConflict ${Buffer.from('merge').toString('base64')}` },

@@ -4,7 +4,6 @@ import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import { z } from 'zod';
 import { AppError, errors, type Logger, type RedisClient } from '@workspace/platform';
 import { CORS_EXPOSED_HEADERS } from '../http/cors.js';
-import { sendError } from '../http/errors.js';
 import type { ObjectStore } from '../http/object-store.js';
 import type { FilesClient } from '../routes/files.routes.js';
 import { defineRoute, type Method, type RouteDef, type RouteInput } from '../routes/route.js';
@@ -33,8 +32,9 @@ function fromTus(status: number, body: string): AppError {
   if (status === 404 || status === 410) return errors.notFound('file', 'no such upload (finished, expired or terminated)');
   if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', message);
   if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', message);
+  if (status === 409) return new AppError('UPLOAD_OFFSET_MISMATCH', 'Upload-Offset is not the offset of the upload; ask HEAD for it');
+  if (status === 412) return new AppError('PRECONDITION_FAILED', 'Tus-Resumable: 1.0.0 is required (or the version is not supported)');
   if (status >= 500) return errors.unavailable('the upload store', new Error(message));
-  // 400, 403, 409 (Upload-Offset differs from the upload's), 412 (Tus-Resumable): the client's; the status stays.
   return errors.invalidArgument(message);
 }
 
@@ -74,10 +74,7 @@ export function tusRoutes(o: TusOptions): RouteDef[] {
     });
     if (response.status >= 400) {
       if (failure.error) throw failure.error;
-      const refused = fromTus(response.status, await response.text());
-      // The client's protocol mistakes keep tus's status (409 for an offset that differs, 412 without Tus-Resumable).
-      sendError(res, refused, refused.code === 'INVALID_ARGUMENT' ? response.status : undefined);
-      return;
+      throw fromTus(response.status, await response.text());
     }
     await sendNodeResponse(res, response);
   };
@@ -85,7 +82,7 @@ export function tusRoutes(o: TusOptions): RouteDef[] {
   const Id = z.object({ id: z.string().regex(/^[0-9a-f]{32}$/).describe('The upload id, from the Location of the POST') }).strict();
   const route = (method: Method, path: string, doc: Pick<RouteDef, 'operationId' | 'summary' | 'description' | 'responses' | 'errors'>, withId: boolean) =>
     defineRoute({ method, path, tag: 'Files', ...doc, ...(withId && { params: Id }), ...((method === 'post' || method === 'patch') && { uploadSlot: true }), handler: serve });
-  const common = ['UNAUTHENTICATED', 'INVALID_ARGUMENT', 'UNAVAILABLE'] as const;
+  const common = ['UNAUTHENTICATED', 'INVALID_ARGUMENT', 'UNAVAILABLE', 'PRECONDITION_FAILED'] as const;
   return [
     route('post', TUS_PATH, {
       operationId: 'createResumableUpload',
@@ -109,7 +106,7 @@ export function tusRoutes(o: TusOptions): RouteDef[] {
       summary: 'Send bytes of a resumable upload (tus, application/offset+octet-stream)',
       description: '`Upload-Offset` must equal the offset stored (else 409). The last byte commits the file under the rules of `files/upload`: a conflict then → 409, nothing stored.',
       responses: { 204: { description: 'Stored', headers: { 'Upload-Offset': 'The new offset' } } },
-      errors: [...common, 'FILE_NOT_FOUND', 'FILE_EXISTS', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'QUOTA_EXCEEDED', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED'],
+      errors: [...common, 'FILE_NOT_FOUND', 'FILE_EXISTS', 'PATH_CONFLICT', 'UPLOAD_OFFSET_MISMATCH', 'PAYLOAD_TOO_LARGE', 'QUOTA_EXCEEDED', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED'],
     }, true),
     route('delete', `${TUS_PATH}/{id}`, {
       operationId: 'terminateResumableUpload',
