@@ -101,6 +101,8 @@ export class TusStore extends DataStore {
     const pending: Buffer[] = record.tail.byteLength ? [record.tail] : [];
     let pendingBytes = record.tail.byteLength;
     let sealed = this.sealedBytes(state);
+    // Set while a part goes to the store: a failure then is the store's, not a client cut off.
+    let storing = false;
     try {
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         pending.push(chunk);
@@ -109,7 +111,9 @@ export class TusStore extends DataStore {
         // A whole part that is not the last one goes to the store now.
         while (pendingBytes >= state.partSize && sealed + state.partSize < state.size) {
           const all = Buffer.concat(pending);
+          storing = true;
           await this.sealPart(id, state, all.subarray(0, state.partSize), call);
+          storing = false;
           sealed += state.partSize;
           pending.length = 0;
           pending.push(all.subarray(state.partSize));
@@ -119,6 +123,7 @@ export class TusStore extends DataStore {
     } catch (err) {
       // Cut off: what came after the last whole part is dropped; the client resumes from HEAD's offset.
       if (err instanceof AppError) throw err;
+      if (storing) throw errors.unavailable('the object store', err);
       return sealed + (sealed === this.sealedBytes(record.state) ? record.tail.byteLength : 0);
     }
     const tail = Buffer.concat(pending);
