@@ -144,6 +144,35 @@ describe('files — the byte quota while uploads stream (CONTRACT §14 FILE_QUOT
   }, 120_000);
 });
 
+describe('files — the byte quota and resumable uploads (CONTRACT §14, §15 tus)', () => {
+  const create = (u: ApiUser, length: number, path: string) =>
+    fetch(`${stack.url}/v1/agent/files/uploads`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${u.token}`,
+        'tus-resumable': '1.0.0',
+        'upload-length': String(length),
+        'upload-metadata': `path ${Buffer.from(path).toString('base64')}`,
+      },
+    });
+
+  it('quota — a tus upload reserves its Upload-Length at creation: refused (403) when it cannot fit, held while it is pending, given back when it is terminated', async () => {
+    const u = await stack.user();
+    const tooBig = await create(u, QUOTA + 1, '/files/t/huge.bin');
+    expect(tooBig.status).toBe(403);
+    expect(((await tooBig.json()) as { error: { code: string } }).error.code).toBe('QUOTA_EXCEEDED');
+    const first = await create(u, 8 * MiB, '/files/t/first.bin');
+    expect(first.status).toBe(201);
+    const location = first.headers.get('location')!;
+    // 8 MiB are held: another 8 MiB do not fit beside them.
+    const second = await create(u, 8 * MiB, '/files/t/second.bin');
+    expect(second.status).toBe(403);
+    const terminated = await fetch(location, { method: 'DELETE', headers: { authorization: `Bearer ${u.token}`, 'tus-resumable': '1.0.0' } });
+    expect(terminated.status).toBe(204);
+    expect((await create(u, 8 * MiB, '/files/t/second.bin')).status).toBe(201);
+  });
+});
+
 describe('usage (CONTRACT §14 GET /v1/usage)', () => {
   it('usage — files: count and bytes of every distinct content (revisions and trash too, copies once), the quota; agents: count and MAX_AGENTS', async () => {
     const u = await stack.user();

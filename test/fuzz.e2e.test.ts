@@ -90,10 +90,14 @@ describe('fuzz — generated requests to every operation', () => {
       throw failure;
     }
     expect(runner.sent).toBeGreaterThanOrEqual(process.env.FUZZ_RUNS ? runs * batchSize : MIN_REQUESTS);
-    // Every operation of the document was sent valid and invalid input, and valid input worked at least once.
+    // Every operation of the document was sent valid and invalid input, and valid input worked at
+    // at least once — except where a valid request needs what only a protocol client makes (tus
+    // headers and upload URLs, a signed link token): those are fuzzed for the oracle's rules
+    // here and driven to success by their own suites (tus.e2e, links.e2e).
+    const protocolOnly = new Set(['downloadFileLink', 'createResumableUpload', 'getResumableUpload', 'appendResumableUpload', 'terminateResumableUpload']);
     const missing = operations.filter((op) => {
       const s = runner.stats.get(op.id);
-      return !s || s.valid === 0 || s.invalid === 0 || s.ok === 0;
+      return !s || s.valid === 0 || s.invalid === 0 || (s.ok === 0 && !protocolOnly.has(op.id));
     });
     expect(missing.map((op) => op.id)).toEqual([]);
     expect(formatFindings(distinct(all)), 'distinct defects').toBe('');

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { InfraUrls } from './infra.js';
 import { spawnService, type SpawnedService } from './process.js';
@@ -99,6 +99,8 @@ export async function launchStack(options: LaunchOptions): Promise<LaunchedStack
         return {
           ...generous('gateway'),
           AUTH_JWT_SECRET: options.secret,
+          // Every replica verifies the temporary links any of them signed.
+          LINK_SIGNING_KEYS: `test:${createHash('sha256').update(`links:${options.secret}`).digest('hex')}`,
           PROJECTS_ADDR: addr('projects'),
           FILES_ADDR: addr('files'),
           AGENTS_ADDR: addr('agents'),

@@ -1,9 +1,11 @@
 import express, { type RequestHandler } from 'express';
 import { LRUCache } from 'lru-cache';
 import { context, trace } from '@opentelemetry/api';
-import { AppError, SpanKind, SpanStatusCode, tenantKey, traceIdOf, tracer, tracingEnabled, type Logger, type Metrics } from '@workspace/platform';
+import { AppError, type RedisClient, SpanKind, SpanStatusCode, tenantKey, traceIdOf, tracer, tracingEnabled, type Logger, type Metrics } from '@workspace/platform';
 import { errorHandler, sendError } from './http/errors.js';
 import { requestId } from './http/request-id.js';
+import { corsFor } from './http/cors.js';
+import { compressJson } from './http/compress.js';
 import type { Verifier } from './http/auth.js';
 import { buildOpenApi } from './openapi/openapi.js';
 import { docsRouter } from './openapi/docs.js';
@@ -11,6 +13,7 @@ import { API_INFO } from './openapi/document.js';
 import type { ObjectStore } from './http/object-store.js';
 import { buildRoutes, type Clients } from './routes/index.js';
 import { mountRoutes, type RouteGuards } from './routes/route.js';
+import type { LinkOptions } from './routes/links.routes.js';
 import { idempotency } from './limits/idempotency.js';
 import type { IdempotencyStore } from './limits/idempotency-store.js';
 import { rateLimit, userBucket, type RateLimiter } from './limits/rate-limit.js';
@@ -31,6 +34,12 @@ export interface GatewayDeps {
   metrics?: Metrics;
   /** Rate limits, upload slots and idempotency records (CONTRACT §15), in Redis; absent: none apply. */
   limits?: Limits;
+  /** Temporary links: their signer and the gateway's public address; absent: one random key for this process. */
+  links?: LinkOptions;
+  /** Resumable uploads (tus) keep their state in this Redis; absent: not served. */
+  tus?: { redis: RedisClient; expiryMs: number };
+  /** Browser origins allowed to call the API (CORS_ORIGINS); none when absent. */
+  corsOrigins?: readonly string[];
 }
 
 export interface Limits {
@@ -80,6 +89,9 @@ export function createApp(deps: GatewayDeps) {
   const requests = deps.metrics?.counter('http_requests_total', 'HTTP requests, by method, route and status', ['method', 'route', 'status']);
   const latency = deps.metrics?.histogram('http_request_duration_seconds', 'HTTP request latency', ['method', 'route']);
   app.use(requestId);
+  // Before anything that can answer, so errors (401, 429, 404) carry CORS headers too.
+  if (deps.corsOrigins?.length) app.use(corsFor(deps.corsOrigins));
+  app.use(compressJson());
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();
     res.setHeader('X-Content-Type-Options', 'nosniff');
@@ -129,7 +141,7 @@ export function createApp(deps: GatewayDeps) {
     ...(deps.limits ? [rateLimit(deps.limits.rate, (_req, res) => userBucket(res.locals.userId as string))] : []),
     ensureHome(deps.clients.projects, deps.logger),
   ];
-  const routes = buildRoutes(deps.clients, { store: deps.store, logger: deps.logger, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs });
+  const routes = buildRoutes(deps.clients, { store: deps.store, logger: deps.logger, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs, links: deps.links, tus: deps.tus && { ...deps.tus, corsOrigins: deps.corsOrigins } });
   const openapi = buildOpenApi(routes, API_INFO);
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(docsRouter());

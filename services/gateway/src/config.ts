@@ -1,5 +1,6 @@
 import { env, processConfig } from '@workspace/platform';
 import { z } from 'zod';
+import { parseLinkKeys } from './links/link-signer.js';
 
 const optional = z
   .string()
@@ -49,6 +50,30 @@ export const configSchema = processConfig({ metrics: 9464 })
     RATE_LIMIT_BURST: env.positiveInt(200),
     /** Uploads of one user in flight at once, across every replica; one more → 429. */
     MAX_CONCURRENT_UPLOADS: env.positiveInt(8),
+    /** Browser origins allowed to call the API (CORS, CONTRACT §15), comma-separated; none by default. */
+    CORS_ORIGINS: z
+      .string()
+      .default('')
+      .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+      .pipe(z.array(z.string().url())),
+    /**
+     * Temporary links' HMAC keys, `kid:secret,kid:secret`: the first signs, every one verifies
+     * (rotate by putting a new key first; drop the old one a day later). Unset: a random key per
+     * process (links then work only on the replica that made them, until it restarts).
+     */
+    LINK_SIGNING_KEYS: z
+      .string()
+      .default('')
+      .transform(parseLinkKeys)
+      .pipe(
+        z
+          .array(z.object({ kid: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'a key id is 1–32 of A–Z a–z 0–9 _ -'), secret: z.string().min(32, 'a link secret has at least 32 characters') }))
+          .refine((keys) => new Set(keys.map((k) => k.kid)).size === keys.length, 'key ids must differ'),
+      ),
+    /** How long an unfinished resumable (tus) upload lives (its Upload-Expires); then it and its bytes go. */
+    TUS_UPLOAD_EXPIRY_MS: env.positiveInt(24 * 3600_000),
+    /** The gateway's public base URL (`https://api.example.com`) for temporary links; unset: the scheme and host each request came to. */
+    PUBLIC_URL: optional.pipe(z.string().url().optional()),
     /** How long /readyz reports "not ready" before the server stops taking connections. */
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
   })

@@ -15,6 +15,7 @@ import { ObjectStore } from './http/object-store.js';
 import { IdempotencyStore } from './limits/idempotency-store.js';
 import { RateLimiter } from './limits/rate-limit.js';
 import { UploadSlots } from './limits/upload-slots.js';
+import { LinkSigner, type LinkKey } from './links/link-signer.js';
 
 export interface GatewayOptions {
   logger: Logger;
@@ -32,6 +33,12 @@ export interface GatewayOptions {
   redis: { url: string; cluster: boolean };
   /** CONTRACT §15: RATE_LIMIT_PER_SECOND, RATE_LIMIT_BURST, MAX_CONCURRENT_UPLOADS. */
   limits: { perSecond: number; burst: number; maxConcurrentUploads: number };
+  /** LINK_SIGNING_KEYS (first signs, all verify) and PUBLIC_URL; no keys: a random one per process. */
+  links?: { keys: LinkKey[]; publicUrl?: string | undefined };
+  /** TUS_UPLOAD_EXPIRY_MS: how long an unfinished resumable upload lives; default 24 h. */
+  tusUploadExpiryMs?: number;
+  /** CORS_ORIGINS: browser origins allowed to call the API. */
+  corsOrigins?: readonly string[];
 }
 
 const READY_TIMEOUT_MS = 1_000;
@@ -80,6 +87,8 @@ export async function startGateway(options: GatewayOptions) {
     uploads: new UploadSlots({ redis, logger: options.logger, max: options.limits.maxConcurrentUploads }),
     idempotency: new IdempotencyStore(redis),
   };
+  if (!options.links?.keys.length) options.logger.warn('LINK_SIGNING_KEYS is not set: temporary links are signed with a random key and work only on this replica until it restarts');
+  const signer = options.links?.keys.length ? new LinkSigner(options.links.keys) : LinkSigner.ephemeral();
   const health = Object.values(options.addresses).flatMap((address) => (address ? [createHealthChecker(address)] : []));
   const { app, markShuttingDown } = createApp({
     logger: options.logger,
@@ -91,6 +100,9 @@ export async function startGateway(options: GatewayOptions) {
     trustProxy: options.trustProxy ?? false,
     ...(options.metrics && { metrics: options.metrics }),
     limits,
+    ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
+    links: { signer, publicUrl: options.links?.publicUrl },
+    tus: { redis, expiryMs: options.tusUploadExpiryMs ?? 24 * 3600_000 },
   });
   const server: Server = createServer({ requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 65_000 }, app);
   server.on('clientError', answerClientError(options.logger));

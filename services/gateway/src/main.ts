@@ -26,6 +26,9 @@ const gateway = await startGateway({
   uploadIdleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
   trustProxy: config.TRUST_PROXY,
   redis: { url: config.REDIS_URL, cluster: config.REDIS_CLUSTER },
+  corsOrigins: config.CORS_ORIGINS,
+  tusUploadExpiryMs: config.TUS_UPLOAD_EXPIRY_MS,
+  links: { keys: config.LINK_SIGNING_KEYS, publicUrl: config.PUBLIC_URL },
   limits: { perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST, maxConcurrentUploads: config.MAX_CONCURRENT_UPLOADS },
 });
 const metricsServer = await metrics.serve(config.HOST, config.METRICS_PORT);

@@ -32,6 +32,7 @@ const HINTS: Hints = {
   'listFiles.limit': fc.integer({ min: 1, max: 20 }).map(String),
   'readFile.path': ref('file'),
   'downloadFile.path': ref('file'),
+  'createFileLink.path': ref('file'),
   'deleteFile.path': ref('removableFile'),
   'listFileRevisions.path': ref('file'),
   'listTrash.path': ref('dir'),

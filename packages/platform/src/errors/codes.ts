@@ -32,6 +32,8 @@ export const ERROR_TABLE = {
   FILE_EXISTS: { grpc: GrpcStatus.ALREADY_EXISTS, http: 409 },
   PATH_CONFLICT: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 409 },
   DIRECTORY_NOT_EMPTY: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 409 },
+  /** tus (§15): a PATCH whose `Upload-Offset` is not the upload's offset; HEAD tells the right one. */
+  UPLOAD_OFFSET_MISMATCH: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 409 },
   PAYLOAD_TOO_LARGE: { grpc: GrpcStatus.RESOURCE_EXHAUSTED, http: 413 },
   FILE_TOO_LARGE: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 413 },
   UNSUPPORTED_MEDIA_TYPE: { grpc: GrpcStatus.INVALID_ARGUMENT, http: 415 },

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { Request, Response } from 'express';
 import { AppError, errors } from '@workspace/platform';
+import { decodeFormFilename } from './form-filename.js';
 import { watchIdle } from './idle-timer.js';
 
 /**
@@ -20,7 +21,7 @@ export interface UploadFields {
 }
 
 export interface FormFile {
-  /** From the part header, decoded as UTF-8; '' when none was given. */
+  /** From the part header, decoded as UTF-8 and then as WHATWG form text (`%22` → `"`); '' when none was given. */
   filename: string;
   stream: Readable;
 }
@@ -121,7 +122,7 @@ export function readUploadForm<T>(req: Request, res: Response, { fromQuery, idle
       stream.on('error', (err) => {
         if (!(err instanceof AppError)) fail(errors.invalidArgument('malformed or incomplete multipart/form-data body'));
       });
-      const filename = info.filename ?? '';
+      const filename = decodeFormFilename(info.filename ?? '');
       if (filename.includes(REPLACEMENT)) {
         stream.resume();
         return fail(errors.invalidPath(NOT_UTF8('the file name')));

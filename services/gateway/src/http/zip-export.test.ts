@@ -39,3 +39,57 @@ describe('export — compression', () => {
     expect(worthCompressing(randomBytes(200))).toBe(true);
   });
 });
+
+describe('export — every streaming reader opens it (Java ZipInputStream rule)', () => {
+  async function zipOf(files: Record<string, Buffer>): Promise<{ name: string; method: number; descriptor: boolean; size: number; compressed: number; content: Buffer }[]> {
+    const { zipStream } = await import('./zip-export.js');
+    const { createLogger } = await import('@workspace/platform');
+    const items = (async function* () {
+      for (const rel of Object.keys(files)) yield { rel, url: rel, modifiedAt: new Date() };
+    })();
+    const read = async (url: string) => (async function* () {
+      const bytes = files[url]!;
+      for (let i = 0; i < bytes.byteLength; i += 16 * 1024) yield bytes.subarray(i, i + 16 * 1024);
+    })();
+    const chunks: Buffer[] = [];
+    for await (const chunk of zipStream({ items, read, rootName: 'p', logger: createLogger('test', 'silent') })) chunks.push(chunk as Buffer);
+    return new Promise((resolve, reject) => {
+      yauzl.fromBuffer(Buffer.concat(chunks), { lazyEntries: true, validateEntrySizes: true }, (err, zip) => {
+        if (err || !zip) return reject(err);
+        const out: Awaited<ReturnType<typeof zipOf>> = [];
+        zip.on('entry', (e: yauzl.Entry) => {
+          zip.openReadStream(e, (openErr, stream) => {
+            if (openErr || !stream) return reject(openErr);
+            const parts: Buffer[] = [];
+            stream.on('data', (c: Buffer) => parts.push(c)).on('error', reject).on('end', () => {
+              out.push({ name: e.fileName, method: e.compressionMethod, descriptor: (e.generalPurposeBitFlag & 0x8) !== 0, size: e.uncompressedSize, compressed: e.compressedSize, content: Buffer.concat(parts) });
+              zip.readEntry();
+            });
+          });
+        });
+        zip.on('end', () => resolve(out));
+        zip.on('error', reject);
+        zip.readEntry();
+      });
+    });
+  }
+
+  it('export — incompressible entries are deflated at level 0, never STORED with a data descriptor; text is deflated', async () => {
+    const { randomBytes } = await import('node:crypto');
+    const files = { 'photo.jpg': randomBytes(300 * 1024), 'notes.md': Buffer.from('again and again. '.repeat(10_000)), 'tiny.bin': randomBytes(10), 'empty.txt': Buffer.alloc(0) };
+    const entries = await zipOf(files);
+    expect(entries.map((e) => e.name)).toEqual(Object.keys(files).map((n) => `p/${n}`));
+    for (const e of entries) {
+      expect(e.content.equals(files[e.name.slice(2) as keyof typeof files])).toBe(true);
+      // Java: "only DEFLATED entries can have EXT descriptor".
+      expect(e.method === 0 && e.descriptor).toBe(false);
+    }
+    const photo = entries.find((e) => e.name === 'p/photo.jpg')!;
+    expect(photo.method).toBe(8);
+    // Level 0: stored deflate blocks, a few bytes per 64 KiB over the size; level 1 would be about the same size but cost time, so check the framing.
+    expect(photo.compressed).toBeGreaterThan(photo.size);
+    expect(photo.compressed).toBeLessThan(photo.size + 64);
+    const notes = entries.find((e) => e.name === 'p/notes.md')!;
+    expect(notes.compressed).toBeLessThan(notes.size / 10);
+  });
+});

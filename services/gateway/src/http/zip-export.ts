@@ -14,9 +14,10 @@ export interface ZipItem {
 
 /** How many objects are opened ahead of the one being archived, so their first bytes are on the way. */
 const PREFETCH = 4;
-/** A sample that deflate shrinks by less than this is stored as it is (media, archives, random data). */
+/** A sample that deflate shrinks by less than this is deflated at level 0 (media, archives, random data). */
 const WORTH_COMPRESSING = 0.9;
 const SAMPLE_BYTES = 4 * 1024;
+const DEFLATE_LEVEL = 1;
 /** At least this much of an object (or all of it) is read ahead: enough to judge its compressibility. */
 const HEAD_BYTES = SAMPLE_BYTES;
 
@@ -59,7 +60,10 @@ export function archiverSafeName(name: string): string {
  * few already opened (PREFETCH) so no request's latency stalls the archive; nothing is
  * assembled in memory or on disk and the first bytes leave before the last object is read.
  * Backpressure from the reader pauses everything. An entry whose first bytes do not compress
- * is stored rather than deflated: deflating random or already compressed data only costs time.
+ * is deflated at level 0 (stored blocks: no compression work, 5 bytes per 64 KiB) rather than
+ * STORED: a streamed entry's sizes and CRC come after its data (a data descriptor), and
+ * streaming readers such as Java's ZipInputStream refuse that for STORED entries, since only
+ * a deflate stream marks its own end ("only DEFLATED entries can have EXT descriptor").
  */
 export function zipStream(options: {
   items: AsyncIterable<ZipItem>;
@@ -70,7 +74,10 @@ export function zipStream(options: {
   signal?: AbortSignal | undefined;
 }): Readable {
   // Level 1: exports are mostly streamed to a browser; speed matters more than a few percent.
-  const archive = archiver('zip', { zlib: { level: 1 } });
+  // archiver reads its zlib options object (kept by reference down to zip-stream) when an
+  // entry starts, and entries are appended one at a time, so the level is set per entry here.
+  const zlib = { level: DEFLATE_LEVEL };
+  const archive = archiver('zip', { zlib });
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -111,10 +118,11 @@ export function zipStream(options: {
         if (!opening) break;
         const opened = await opening;
         const appended = once(archive, 'entry', { signal: stop.signal });
+        zlib.level = worthCompressing(opened.head) ? DEFLATE_LEVEL : 0;
         archive.append(Readable.from(followedBy(opened)), {
           name: archiverSafeName(`${options.rootName}/${opened.item.rel}`),
           date: opened.item.modifiedAt,
-          store: !worthCompressing(opened.head),
+          store: false,
         });
         await appended;
       }

@@ -1,4 +1,4 @@
-import { createLogger } from '@workspace/platform';
+import { createLogger, type RedisClient } from '@workspace/platform';
 import type { ObjectStore } from '../http/object-store.js';
 import { buildRoutes, type Clients } from '../routes/index.js';
 import { buildOpenApi, type ApiInfo } from './openapi.js';
@@ -18,6 +18,8 @@ export const API_INFO: ApiInfo = {
  */
 export function openApiDocument(): Record<string, unknown> {
   const clients = { projects: {}, agents: {}, files: {}, automations: {}, webhooks: {} } as unknown as Clients;
-  const routes = buildRoutes(clients, { store: {} as ObjectStore, logger: createLogger('openapi', 'silent'), uploadIdleTimeoutMs: 1_000 });
+  // tus's routes need a Redis only when they serve: the document never reaches it.
+  const tus = { redis: {} as RedisClient, expiryMs: 24 * 3_600_000 };
+  const routes = buildRoutes(clients, { store: {} as ObjectStore, logger: createLogger('openapi', 'silent'), uploadIdleTimeoutMs: 1_000, tus });
   return buildOpenApi(routes, API_INFO);
 }

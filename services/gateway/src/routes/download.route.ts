@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import type { OpenDownloadResponse } from '@workspace/proto/workspace/files/v1/files';
 import { errors } from '@workspace/platform';
 import { attachment, notModified, requestedRange } from '../http/download.js';
 import { watchIdle } from '../http/idle-timer.js';
@@ -36,37 +37,47 @@ export function downloadRoute(files: FilesClient, store: ObjectStore): RouteDef 
     },
     errors: ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'UNAVAILABLE', 'FILE_NOT_FOUND', 'REVISION_NOT_FOUND', 'IS_A_DIRECTORY'],
     handler: async ({ query, call, req }, res) => {
-      const { entry: file, url } = await files.openDownload({ path: query.path, revision: query.revision ?? '' }, call);
-      if (!file) throw errors.internal(new Error('OpenDownload answered without an entry'));
-      const etag = `"${file.sha256}"`;
-      const lastModified = new Date(file.modifiedAt);
-      const validators = { ETag: etag, 'Last-Modified': lastModified.toUTCString(), 'Cache-Control': 'private, no-cache' };
-      if (notModified(req, etag, lastModified)) {
-        writeHead(res, 304, validators);
-        res.end();
-        return;
-      }
-      const range = requestedRange(req, file.size, etag, lastModified);
-      const length = range ? range.end - range.start + 1 : file.size;
-      const headers = {
-        ...validators,
-        'Content-Type': file.mimeType,
-        'Content-Length': length,
-        'Content-Disposition': attachment(file.name),
-        'Accept-Ranges': 'bytes',
-        ...(range && { 'Content-Range': `bytes ${range.start}-${range.end}/${file.size}` }),
-      };
-      const status = range ? 206 : 200;
-      if (req.method === 'HEAD' || length === 0) {
-        writeHead(res, status, headers);
-        res.end();
-        return;
-      }
-      const upstream = await openBytes(store, { url, range, length, signal: call.signal });
-      writeHead(res, status, headers);
-      await relay(upstream, res);
+      const opened = await files.openDownload({ path: query.path, revision: query.revision ?? '' }, call);
+      await sendFile(store, opened, { req, res, signal: call.signal });
     },
   });
+}
+
+/**
+ * Answers with the bytes OpenDownload pointed at, as a download (CONTRACT §5): validators, 304,
+ * one Range (206), Content-Disposition; streamed from the store. Shared by temporary links.
+ */
+export async function sendFile(store: ObjectStore, opened: OpenDownloadResponse, o: { req: Request; res: Response; signal: AbortSignal | undefined }): Promise<void> {
+  const { req, res } = o;
+  const { entry: file, url } = opened;
+  if (!file) throw errors.internal(new Error('OpenDownload answered without an entry'));
+  const etag = `"${file.sha256}"`;
+  const lastModified = new Date(file.modifiedAt);
+  const validators = { ETag: etag, 'Last-Modified': lastModified.toUTCString(), 'Cache-Control': 'private, no-cache' };
+  if (notModified(req, etag, lastModified)) {
+    writeHead(res, 304, validators);
+    res.end();
+    return;
+  }
+  const range = requestedRange(req, file.size, etag, lastModified);
+  const length = range ? range.end - range.start + 1 : file.size;
+  const headers = {
+    ...validators,
+    'Content-Type': file.mimeType,
+    'Content-Length': length,
+    'Content-Disposition': attachment(file.name),
+    'Accept-Ranges': 'bytes',
+    ...(range && { 'Content-Range': `bytes ${range.start}-${range.end}/${file.size}` }),
+  };
+  const status = range ? 206 : 200;
+  if (req.method === 'HEAD' || length === 0) {
+    writeHead(res, status, headers);
+    res.end();
+    return;
+  }
+  const upstream = await openBytes(store, { url, range, length, signal: o.signal });
+  writeHead(res, status, headers);
+  await relay(upstream, res);
 }
 
 /**

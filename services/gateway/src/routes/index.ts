@@ -8,6 +8,9 @@ import { agentsRoutes } from './agents.routes.js';
 import { automationsRoutes, type AutomationsClient } from './automations.routes.js';
 import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
 import { filesRoutes, type FilesRouteDeps } from './files.routes.js';
+import { linksRoutes, type LinkOptions } from './links.routes.js';
+import { LinkSigner } from '../links/link-signer.js';
+import { tusRoutes, type TusOptions } from '../tus/tus.routes.js';
 import { projectsRoutes } from './projects.routes.js';
 import { webhooksRoutes, type WebhooksClient } from './webhooks.routes.js';
 import type { RouteDef } from './route.js';
@@ -25,7 +28,11 @@ export interface Clients {
 }
 
 /** What routes need besides the clients: the file routes' byte path and its settings. */
-export type RouteOptions = Omit<FilesRouteDeps, 'files' | 'projects'>;
+export type RouteOptions = Omit<FilesRouteDeps, 'files' | 'projects'> & {
+  links?: LinkOptions | undefined;
+  /** Resumable uploads (tus): their Redis and settings; absent: not served. */
+  tus?: Pick<TusOptions, 'redis' | 'expiryMs' | 'corsOrigins'> | undefined;
+};
 
 /** Every route of the API, in the order they are matched. */
 export function buildRoutes(clients: Clients, options: RouteOptions): RouteDef[] {
@@ -36,6 +43,8 @@ export function buildRoutes(clients: Clients, options: RouteOptions): RouteDef[]
     ...aliasRoutes(clients.agents),
     ...agentTransferRoutes({ agents: clients.agents, files: clients.files, store: options.store, logger: options.logger, uploadIdleTimeoutMs: options.uploadIdleTimeoutMs }),
     ...filesRoutes({ ...options, files: clients.files, projects: clients.projects }),
+    ...linksRoutes({ files: clients.files, store: options.store, links: options.links ?? { signer: LinkSigner.ephemeral() } }),
+    ...(options.tus ? tusRoutes({ ...options.tus, files: clients.files, store: options.store, logger: options.logger, publicUrl: options.links?.publicUrl }) : []),
     ...(clients.automations ? automationsRoutes(clients.automations) : []),
     ...usageRoutes(clients),
     ...(clients.webhooks ? webhooksRoutes(clients.webhooks) : []),

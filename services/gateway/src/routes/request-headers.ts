@@ -47,3 +47,35 @@ export const X_SIGNATURE: HeaderParam = {
   schema: z.string().regex(/^sha256=[0-9a-f]{64}$/),
   example: 'sha256=3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a',
 };
+
+/** tus 1.0 (CONTRACT §15 resumable uploads). */
+export const TUS_RESUMABLE: HeaderParam = {
+  name: 'Tus-Resumable',
+  description: 'The tus protocol version: `1.0.0` (another or none → 412 PRECONDITION_FAILED).',
+  required: true,
+  schema: z.literal('1.0.0'),
+  example: '1.0.0',
+};
+
+export const UPLOAD_LENGTH: HeaderParam = {
+  name: 'Upload-Length',
+  description: 'The size of the whole upload in bytes (deferred lengths are not offered); reserved against FILE_QUOTA_BYTES at once.',
+  required: true,
+  schema: z.string().regex(/^\d{1,16}$/),
+  example: '10485760',
+};
+
+export const UPLOAD_METADATA: HeaderParam = {
+  name: 'Upload-Metadata',
+  description: 'Comma-separated `key base64(value)` pairs: `filename`, `path` and `onConflict`, meaning what they mean for `files/upload`.',
+  schema: z.string().max(8_192),
+  example: 'filename cmVwb3J0LnBkZg==,path L2ZpbGVzL3JlcG9ydHMv',
+};
+
+export const UPLOAD_OFFSET: HeaderParam = {
+  name: 'Upload-Offset',
+  description: 'Where the bytes of this PATCH start: the offset HEAD answered (another → 409 UPLOAD_OFFSET_MISMATCH).',
+  required: true,
+  schema: z.string().regex(/^\d{1,16}$/),
+  example: '5242880',
+};

@@ -1,0 +1,129 @@
+import { Server, type ServerOptions } from '@tus/server';
+import type { Response } from 'express';
+import { NodeRequest, sendNodeResponse } from 'srvx/node';
+import { z } from 'zod';
+import { AppError, errors, type Logger, type RedisClient } from '@workspace/platform';
+import { CORS_EXPOSED_HEADERS } from '../http/cors.js';
+import type { ObjectStore } from '../http/object-store.js';
+import type { FilesClient } from '../routes/files.routes.js';
+import { TUS_RESUMABLE, UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET } from '../routes/request-headers.js';
+import { defineRoute, type Method, type RouteDef, type RouteInput } from '../routes/route.js';
+import { RedisLocker } from './redis-locker.js';
+import { TusStateRepo } from './tus-state.redis.js';
+import { TusStore, tusCall } from './tus-store.js';
+
+export const TUS_PATH = '/v1/agent/files/uploads';
+
+export interface TusOptions {
+  files: FilesClient;
+  store: ObjectStore;
+  redis: RedisClient;
+  logger: Logger;
+  /** TUS_UPLOAD_EXPIRY_MS: how long an unfinished upload lives (default 24 h). */
+  expiryMs: number;
+  /** PUBLIC_URL, for the Location of new uploads; unset: the request's scheme and host. */
+  publicUrl?: string | undefined;
+  /** CORS_ORIGINS: tus writes its own CORS headers, which must agree with ours. */
+  corsOrigins?: readonly string[] | undefined;
+}
+
+/** tus's own refusals (plain-text bodies) in the contract's envelope, by status. */
+function fromTus(status: number, body: string): AppError {
+  const message = body.trim() || 'the tus request was refused';
+  if (status === 404 || status === 410) return errors.notFound('file', 'no such upload (finished, expired or terminated)');
+  if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', message);
+  if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', message);
+  if (status === 409) return new AppError('UPLOAD_OFFSET_MISMATCH', 'Upload-Offset is not the offset of the upload; ask HEAD for it');
+  if (status === 412) return new AppError('PRECONDITION_FAILED', 'Tus-Resumable: 1.0.0 is required (or the version is not supported)');
+  if (status >= 500) return errors.unavailable('the upload store', new Error(message));
+  return errors.invalidArgument(message);
+}
+
+/**
+ * tus 1.0 (core, creation, creation-with-upload, expiration, termination; CONTRACT §15) served
+ * by @tus/server behind the gateway's own routes, so authentication, rate limits, upload slots
+ * and the error envelope are those of every route. The bytes take the upload path (TusStore).
+ */
+export function tusRoutes(o: TusOptions): RouteDef[] {
+  const origins = new Set(o.corsOrigins ?? []);
+  const options: ServerOptions & { datastore: TusStore } = {
+    path: TUS_PATH,
+    datastore: new TusStore({ files: o.files, store: o.store, repo: new TusStateRepo(o.redis), logger: o.logger, expiryMs: o.expiryMs }),
+    locker: new RedisLocker({ redis: o.redis }),
+    disableTerminationForFinishedUploads: true,
+    allowedOrigins: (origin) => origins.has(origin),
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+    generateUrl: (_req, { proto, host, path, id }) => `${(o.publicUrl ?? `${proto}://${host}`).replace(/\/+$/, '')}${path}/${id}`,
+    // Ours (AppError) are rendered by the gateway; see `serve`.
+    onResponseError: (_req, err) => {
+      if (err instanceof AppError) throw err;
+      return undefined;
+    },
+  };
+  const server = new Server(options);
+
+  const serve = async ({ call, req }: RouteInput<unknown, unknown, unknown>, res: Response) => {
+    res.setHeader('Tus-Resumable', '1.0.0');
+    const failure: { error?: AppError } = {};
+    const response = await tusCall.run({ userId: call.userId, requestId: call.requestId }, async () => {
+      try {
+        return await server.handleWeb(new NodeRequest({ req, res }));
+      } catch (err) {
+        if (err instanceof AppError) failure.error = err;
+        throw err;
+      }
+    });
+    if (response.status >= 400) {
+      if (failure.error) throw failure.error;
+      throw fromTus(response.status, await response.text());
+    }
+    await sendNodeResponse(res, response);
+  };
+
+  const Id = z.object({ id: z.string().regex(/^[0-9a-f]{32}$/).describe('The upload id, from the Location of the POST') }).strict();
+  const route = (method: Method, path: string, doc: Pick<RouteDef, 'operationId' | 'summary' | 'description' | 'responses' | 'errors' | 'requestHeaders'> & { example: { params?: z.input<typeof Id> } }, withId: boolean) =>
+    defineRoute({ method, path, tag: 'Files', ...doc, ...(withId && { params: Id }), ...((method === 'post' || method === 'patch') && { uploadSlot: true }), handler: serve });
+  const common = ['UNAUTHENTICATED', 'INVALID_ARGUMENT', 'UNAVAILABLE', 'PRECONDITION_FAILED'] as const;
+  const UPLOAD_ID = { id: '24e533e02ec3bc40c387f1a0e460e216' };
+  return [
+    route('post', TUS_PATH, {
+      operationId: 'createResumableUpload',
+      summary: 'Start a resumable upload (tus 1.0 creation, creation-with-upload)',
+      description:
+        'tus 1.0 (`Tus-Resumable: 1.0.0`, `Upload-Length`, `Upload-Metadata` with base64 `filename`, `path`, `onConflict` as for `files/upload`). 201 with ' +
+        '`Location` and `Upload-Expires` (24 h, TUS_UPLOAD_EXPIRY_MS). A conflict known now is 409 FILE_EXISTS at once; one found when the last byte ' +
+        'arrives is 409 then, and nothing is stored. Any tus client (tus-js-client, Uppy) works unchanged.',
+      responses: { 201: { description: 'Created', headers: { Location: 'The upload URL', 'Upload-Offset': 'Bytes stored', 'Upload-Expires': 'HTTP date' } } },
+      requestHeaders: [TUS_RESUMABLE, UPLOAD_LENGTH, UPLOAD_METADATA],
+      example: {},
+      errors: [...common, 'INVALID_PATH', 'FILE_EXISTS', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'QUOTA_EXCEEDED', 'RATE_LIMITED'],
+    }, false),
+    route('get', `${TUS_PATH}/{id}`, {
+      operationId: 'getResumableUpload',
+      summary: 'HEAD: the offset of a resumable upload (tus)',
+      description: 'Send as HEAD: `Upload-Offset`, `Upload-Length`, `Upload-Expires`. An upload whose last byte arrived is committed: its offset equals its length.',
+      responses: { 200: { description: 'The upload', headers: { 'Upload-Offset': 'Bytes stored', 'Upload-Length': 'The length' } } },
+      requestHeaders: [TUS_RESUMABLE],
+      example: { params: UPLOAD_ID },
+      errors: [...common, 'FILE_NOT_FOUND'],
+    }, true),
+    route('patch', `${TUS_PATH}/{id}`, {
+      operationId: 'appendResumableUpload',
+      summary: 'Send bytes of a resumable upload (tus, application/offset+octet-stream)',
+      description: '`Upload-Offset` must equal the offset stored (else 409). The last byte commits the file under the rules of `files/upload`: a conflict then → 409, nothing stored.',
+      responses: { 204: { description: 'Stored', headers: { 'Upload-Offset': 'The new offset' } } },
+      requestHeaders: [TUS_RESUMABLE, UPLOAD_OFFSET],
+      example: { params: UPLOAD_ID },
+      errors: [...common, 'FILE_NOT_FOUND', 'FILE_EXISTS', 'PATH_CONFLICT', 'UPLOAD_OFFSET_MISMATCH', 'PAYLOAD_TOO_LARGE', 'QUOTA_EXCEEDED', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED'],
+    }, true),
+    route('delete', `${TUS_PATH}/{id}`, {
+      operationId: 'terminateResumableUpload',
+      summary: 'Terminate an unfinished resumable upload (tus termination)',
+      description: 'Its bytes are dropped; nothing is stored.',
+      responses: { 204: { description: 'Terminated' } },
+      requestHeaders: [TUS_RESUMABLE],
+      example: { params: UPLOAD_ID },
+      errors: [...common, 'FILE_NOT_FOUND'],
+    }, true),
+  ];
+}
