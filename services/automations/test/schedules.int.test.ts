@@ -22,7 +22,7 @@ describe('schedules', () => {
     const { scope, agentId } = owner();
     const before = Date.now();
     const s = await h.schedules.create(scope, agentId, { cron: '* * * * *' });
-    expect(s).toEqual({ scheduleId: expect.stringMatching(/^sch_[0-9a-f]{32}$/), agentId, cron: '* * * * *', timezone: 'UTC', enabled: true, nextRunAt: expect.any(String), createdAt: expect.any(String) });
+    expect(s).toEqual({ scheduleId: expect.stringMatching(/^sch_[0-9a-f]{32}$/), agentId, cron: '* * * * *', timezone: 'UTC', enabled: true, nextRunAt: expect.any(String), alias: null, createdAt: expect.any(String) });
     const next = Date.parse(s.nextRunAt!);
     expect(next % 60_000).toBe(0);
     expect(next).toBeGreaterThan(before);

@@ -25,7 +25,7 @@ describe('triggers', () => {
   it('triggers — create shows the secret once; list never shows it; Redis holds it sealed', async () => {
     const { scope, agentId } = owner();
     const { trigger, secret } = await h.triggers.create(scope, agentId, 'GitHub');
-    expect(trigger).toEqual({ triggerId: expect.stringMatching(/^trg_[0-9a-f]{32}$/), agentId, name: 'GitHub', createdAt: expect.any(String) });
+    expect(trigger).toEqual({ triggerId: expect.stringMatching(/^trg_[0-9a-f]{32}$/), agentId, name: 'GitHub', alias: null, createdAt: expect.any(String) });
     expect(secret).toMatch(/^whsec_/);
     await sleep(2); // another millisecond: creation time orders the list
     const unnamed = await h.triggers.create(scope, agentId);

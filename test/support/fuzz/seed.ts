@@ -4,7 +4,7 @@ import { mintToken } from '@workspace/testkit';
 import { upload } from '../files.js';
 import type { ApiUser, Stack } from '../stack.js';
 import type { Credentials } from './build.js';
-import type { Owned, Victim } from './world.js';
+import { FUZZ_ALIAS, type Owned, type Victim } from './world.js';
 
 async function ok(promise: Promise<{ status: number; body: any; text: string }>, status = 201): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON of any route
   const res = await promise;
@@ -22,7 +22,10 @@ export const FUZZ_WEBHOOK_URL = 'http://127.0.0.1:9/fz';
 async function seedAgents(user: ApiUser, o: { names: string[]; projectName: string; knowledge: string; chatTitle: string; triggerName: string; text: string }, into: Owned) {
   for (const name of o.names) {
     const agent = await ok(user.request('POST', '/v1/agents', { name, description: `${o.text}-description`, instructions: `${o.text}-instructions`, projectName: o.projectName, knowledgeFiles: [{ path: o.knowledge }], conversationStarters: [`${o.text}-starter`] }));
-    into.agents.push({ agentId: agent.agentId, configId: agent.currentConfigId });
+    // A second version (so versions have a parent to diff against) and an alias naming it.
+    const patched = await ok(user.request('PATCH', `/v1/agents/${agent.agentId}`, { baseConfigId: agent.currentConfigId, goal: `${o.text}-goal`, changeNote: `${o.text}-note` }), 200);
+    await ok(user.request('PUT', `/v1/agents/${agent.agentId}/aliases/${FUZZ_ALIAS}`, { configId: patched.currentConfigId }));
+    into.agents.push({ agentId: agent.agentId, configId: patched.currentConfigId });
     const chat = await ok(user.request('POST', `/v1/agents/${agent.agentId}/chats`, { title: o.chatTitle }));
     into.chats.push({ agentId: agent.agentId, id: chat.chatId });
     const schedule = await ok(user.request('POST', `/v1/agents/${agent.agentId}/schedules`, { cron: '0 0 1 1 *', timezone: 'UTC' }));

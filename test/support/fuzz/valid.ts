@@ -21,6 +21,9 @@ const HINTS: Hints = {
   cron: fc.constantFrom(...CRONS),
   timezone: fc.constantFrom(...ZONES),
   baseConfigId: ref('config'),
+  'putAlias.configId': ref('config'),
+  // Without `from` a diff compares with the parent, which the seeded Agents' configs have.
+  'diffAgentVersions.from': fc.constant(OMIT),
   name: text(1, 20).filter((s) => s.trim().length > 0),
   from: ref('removableFile'),
   to: ref('newPath'),

@@ -31,6 +31,9 @@ export interface Victim extends Owned {
   secrets: string[];
 }
 
+/** The alias every seeded Agent has (CONTRACT §12), naming its config. */
+export const FUZZ_ALIAS = 'fuzz';
+
 /** Picks the `n`-th element, wrapping; undefined for an empty list. */
 export function pick<T>(list: readonly T[], n: number): T | undefined {
   return list.length === 0 ? undefined : list[n % list.length];
@@ -87,7 +90,8 @@ export class World {
       return Object.fromEntries(names.map((name) => [name, name === 'agentId' ? rec.agentId : rec.id]));
     }
     const agent = pick(removing ? this.removable(owner.agents, (a) => a.agentId) : owner.agents, n);
-    return agent && Object.fromEntries(names.map((name) => [name, name === 'agentId' ? agent.agentId : `${name}?`]));
+    const value = (a: AgentRec, name: string) => (name === 'agentId' ? a.agentId : name === 'configId' ? a.configId : name === 'alias' ? FUZZ_ALIAS : `${name}?`);
+    return agent && Object.fromEntries(names.map((name) => [name, value(agent, name)]));
   }
 
   triggerSecret(triggerId: string): string | undefined {
