@@ -10,12 +10,14 @@ const MiB = 1024 * 1024;
 const PART = 5 * MiB;
 const QUOTA = 12 * MiB;
 const MAX_AGENTS = 3;
+const PENDING_MS = 3_000;
 
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack({
     env: { MAX_AGENTS: String(MAX_AGENTS) },
-    filesEnv: { FILE_QUOTA_BYTES: String(QUOTA), S3_PART_SIZE: String(PART), FILE_GC_GRACE_MS: '0', FILE_SWEEP_INTERVAL_MS: '500' },
+    // Uploads that go 3 s without a call are ended by the sweeper, unless they asked to live longer (tus).
+    filesEnv: { FILE_QUOTA_BYTES: String(QUOTA), S3_PART_SIZE: String(PART), FILE_GC_GRACE_MS: '0', FILE_SWEEP_INTERVAL_MS: '500', UPLOAD_PENDING_MS: String(PENDING_MS) },
     gatewayEnv: { MAX_CONCURRENT_UPLOADS: '32' },
   });
 });
@@ -170,6 +172,25 @@ describe('files — the byte quota and resumable uploads (CONTRACT §14, §15 tu
     const terminated = await fetch(location, { method: 'DELETE', headers: { authorization: `Bearer ${u.token}`, 'tus-resumable': '1.0.0' } });
     expect(terminated.status).toBe(204);
     expect((await create(u, 8 * MiB, '/files/t/second.bin')).status).toBe(201);
+  });
+
+  it('tus — an unfinished upload outlives UPLOAD_PENDING_MS (it lives until Upload-Expires) and completes when resumed later, with the right bytes', async () => {
+    const u = await stack.user();
+    const headers = { authorization: `Bearer ${u.token}`, 'tus-resumable': '1.0.0', 'content-type': 'application/offset+octet-stream' };
+    const bytes = Buffer.from('the first half|the second half');
+    const created = await fetch(`${stack.url}/v1/agent/files/uploads`, {
+      method: 'POST',
+      headers: { ...headers, 'upload-length': String(bytes.length), 'upload-metadata': `path ${Buffer.from('/files/t/later.txt').toString('base64')}` },
+      body: bytes.subarray(0, 15),
+    });
+    expect(created.status).toBe(201);
+    const location = created.headers.get('location')!;
+    // What is under test is time passing: three pending lifetimes and several sweeps.
+    await new Promise((resolve) => setTimeout(resolve, 3 * PENDING_MS + 1_000));
+    const resumed = await fetch(location, { method: 'PATCH', headers: { ...headers, 'upload-offset': '15' }, body: bytes.subarray(15) });
+    expect(resumed.status, await resumed.text()).toBe(204);
+    const read = await u.request('GET', `/v1/agent/files/read?path=${q('/files/t/later.txt')}`);
+    expect(read.body.content).toBe(bytes.toString());
   });
 });
 

@@ -14,6 +14,8 @@ export interface PendingUpload {
   /** The store's multipart upload id, once parts are asked for. */
   multipartId?: string;
   mimeType: string;
+  /** How long it may go without a call before the sweeper ends it, when the caller asked for longer than UPLOAD_PENDING_MS (a resumable upload). */
+  idleMs?: number;
 }
 
 /** One page of a listing from the index. */

@@ -12,6 +12,11 @@ export interface UploadInput {
   /** The file name from the multipart part header (may be empty). */
   filename: string;
   onConflict: ConflictMode;
+  /**
+   * How long the upload may go without a call before it is ended (a resumable upload that a
+   * client may continue hours later); 0 or less than UPLOAD_PENDING_MS: UPLOAD_PENDING_MS.
+   */
+  idleMs?: number;
 }
 
 export interface StoredFile {
@@ -37,6 +42,8 @@ export interface UploadsOptions {
 const SHA256 = /^[0-9a-f]{64}$/;
 const UPLOAD_ID = /^up_[0-9a-f]{32}$/;
 export const MAX_PARTS = 10_000;
+/** The longest an upload may be kept pending between calls: a week, the longest-lived presigned URL of S3. */
+export const MAX_IDLE_MS = 7 * 24 * 3_600_000;
 
 /** The object key of new bytes: fixed length, never derived from a path, written once. */
 export function newObjectKey(userId: string): string {
@@ -65,9 +72,17 @@ export class Uploads {
     const uuidPath = uuidSibling(target);
     if (input.onConflict === 'uuid' && found !== 'free' && !uuidPath) throw errors.invalidPath('invalid path: the name is too long to add a unique suffix', target.path);
     const path = input.onConflict === 'uuid' && found !== 'free' ? uuidPath : target.path;
-    const upload: PendingUpload = { key: newObjectKey(userId), path: target.path, mode: input.onConflict, uuidPath, mimeType: mimeTypeOf(baseName(target)) };
+    const idleMs = Math.min(MAX_IDLE_MS, input.idleMs ?? 0);
+    const upload: PendingUpload = {
+      key: newObjectKey(userId),
+      path: target.path,
+      mode: input.onConflict,
+      uuidPath,
+      mimeType: mimeTypeOf(baseName(target)),
+      ...(idleMs > this.#o.pendingMs && { idleMs }),
+    };
     const uploadId = `up_${randomBytes(16).toString('hex')}`;
-    await this.#o.index.addUpload(userId, uploadId, upload, this.#o.clock() + this.#o.pendingMs);
+    await this.#o.index.addUpload(userId, uploadId, upload, this.#o.clock() + (upload.idleMs ?? this.#o.pendingMs));
     const putUrl = await this.#o.blobs.presignPut(upload.key, this.#urlSeconds());
     return { uploadId, path, putUrl, partSize: this.#o.partSize, maxBytes: this.#o.maxUploadBytes };
   }
@@ -79,7 +94,7 @@ export class Uploads {
     }
     const upload = await this.#pending(userId, uploadId);
     upload.multipartId ??= await this.#o.blobs.createMultipart(upload.key, upload.mimeType);
-    if (!(await this.#o.index.touchUpload(userId, uploadId, upload, this.#o.clock() + this.#o.pendingMs))) {
+    if (!(await this.#o.index.touchUpload(userId, uploadId, upload, this.#o.clock() + (upload.idleMs ?? this.#o.pendingMs)))) {
       await this.#o.blobs.abortMultipart(upload.key, upload.multipartId);
       throw gone();
     }

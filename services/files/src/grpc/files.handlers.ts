@@ -96,7 +96,8 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       const { entry, url } = await workspace.openDownload(requireUser(ctx), req.path, req.revision);
       return { entry: toProto(entry), url };
     },
-    beginUpload: async (req, ctx) => uploads.begin(requireUser(ctx), { path: req.path, filename: req.filename, onConflict: conflictMode(req.onConflict) }),
+    beginUpload: async (req, ctx) =>
+      uploads.begin(requireUser(ctx), { path: req.path, filename: req.filename, onConflict: conflictMode(req.onConflict), idleMs: req.idleMs }),
     uploadParts: async (req, ctx) => ({ urls: await uploads.parts(requireUser(ctx), req.uploadId, req.firstPartNumber, req.count) }),
     commitUpload: async (req, ctx) => {
       const stored = await uploads.commit(requireUser(ctx), req.uploadId, { size: req.size, sha256: req.sha256, parts: req.parts });

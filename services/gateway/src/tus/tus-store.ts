@@ -57,7 +57,8 @@ export class TusStore extends DataStore {
     const onConflict = conflictMode(meta.onConflict ?? 'error');
     if (onConflict === undefined) throw errors.invalidArgument('onConflict must be error, overwrite or uuid', 'Upload-Metadata.onConflict');
     if (upload.size === undefined) throw errors.invalidArgument('Upload-Length is required (deferred lengths are not supported)', 'Upload-Length');
-    const begun = await this.o.files.beginUpload({ ...(meta.path != null && { path: meta.path }), filename: meta.filename ?? '', onConflict }, call);
+    // Kept pending as long as the tus upload lives (Upload-Expires), not UPLOAD_PENDING_MS.
+    const begun = await this.o.files.beginUpload({ ...(meta.path != null && { path: meta.path }), filename: meta.filename ?? '', onConflict, idleMs: this.o.expiryMs }, call);
     if (upload.size > begun.maxBytes) {
       await this.abort(begun.uploadId, call);
       throw new AppError('PAYLOAD_TOO_LARGE', `the upload is larger than the limit of ${begun.maxBytes} bytes`);
@@ -148,7 +149,9 @@ export class TusStore extends DataStore {
     const hasher = await this.hasher(state);
     hasher.update(tail);
     try {
-      if (state.parts.length === 0) await this.o.store.put(state.putUrl, tail, AbortSignal.timeout(COMMIT_DEADLINE_MS));
+      // The single PUT's URL was made at creation and may have expired since (an upload resumed
+      // hours later): a body that arrives later goes as one part, under a URL asked for now.
+      if (state.parts.length === 0 && tail.byteLength === 0) await this.o.store.put(state.putUrl, tail, AbortSignal.timeout(COMMIT_DEADLINE_MS));
       else await this.putPart(state, tail, call);
       const committed = await this.o.files.commitUpload(
         { uploadId: state.uploadId, size: state.size, sha256: hasher.digest('hex'), parts: state.parts },
