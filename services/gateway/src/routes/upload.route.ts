@@ -56,7 +56,7 @@ function storeFile(deps: FilesRouteDeps, call: Call): FileHandler<UploadFileResp
   return async (fields, file, formDone) => {
     const onConflict = conflictMode(fields.onConflict ?? 'error');
     if (onConflict === undefined) throw errors.invalidArgument('onConflict must be error, overwrite or uuid', 'onConflict');
-    const begun = await deps.files.beginUpload({ ...(fields.path !== undefined && { path: fields.path }), filename: file.filename, onConflict }, call);
+    const begun = await deps.files.beginUpload({ ...(fields.path !== undefined && { path: fields.path }), filename: file.filename, onConflict, idleMs: 0 }, call);
     try {
       const sink: PartSink = {
         reserve: async (totalBytes) => void (await deps.files.reserveUpload({ uploadId: begun.uploadId, totalBytes }, call)),
