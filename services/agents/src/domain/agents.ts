@@ -127,6 +127,7 @@ export class Agents {
       baseConfigId,
       config,
       summary: summarize(config),
+      previousSummary: current.agent.summary,
       expire: (oldestFirst, pinned) => expiredConfigs({ oldestFirst, pinned, currentConfigId: config.configId, retention: this.#retention }),
       events: [this.#configEvent('agent.updated', scope, config)],
     });
