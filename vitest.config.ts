@@ -5,6 +5,27 @@ import { defineConfig } from 'vitest/config';
  * against real Redis/NATS/S3, and end-to-end suites through the gateway. The global setup finds
  * the backends once (env, then containers, then local defaults) and provides their URLs.
  */
+/**
+ * Suites about what one process does with one request (input validation and fuzzing, streaming,
+ * memory, a process killed mid-upload, browsers and generated clients, logs and traces): a
+ * second replica, a Redis Cluster or a NATS cluster changes nothing they check, so they run in
+ * the e2e project only. Everything about state shared between replicas (races, quotas, limits,
+ * idempotency, revisions, aliases, schedules, webhooks, events, restarts) runs in both.
+ */
+const SINGLE_PROCESS_SUITES = [
+  'test/browser.e2e.test.ts',
+  'test/clients.e2e.test.ts',
+  'test/files-crash.e2e.test.ts',
+  'test/files-hostile.e2e.test.ts',
+  'test/files-memory.e2e.test.ts',
+  'test/files-transfer.e2e.test.ts',
+  'test/fuzz.e2e.test.ts',
+  'test/gateway.e2e.test.ts',
+  'test/hostile-input.e2e.test.ts',
+  'test/observability.e2e.test.ts',
+  'test/sdk.e2e.test.ts',
+];
+
 export default defineConfig({
   test: {
     projects: [
@@ -35,10 +56,12 @@ export default defineConfig({
       },
       {
         // The same end-to-end suites on a 3-master Redis Cluster, a 3-node NATS cluster with
-        // replicated streams, and two replicas of every process (test/support/stack.ts).
+        // replicated streams, and two replicas of every process (test/support/stack.ts), except
+        // SINGLE_PROCESS_SUITES.
         test: {
           name: 'e2e-scaled',
           include: ['test/**/*.e2e.test.ts'],
+          exclude: SINGLE_PROCESS_SUITES,
           env: { E2E_TOPOLOGY: 'scaled' },
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 90_000,

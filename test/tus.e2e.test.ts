@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Upload } from 'tus-js-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCuttingProxy } from './support/cutting-proxy.js';
 import { q, upload as formUpload } from './support/files.js';
 import { sha256 } from './support/files-api.js';
 import { startStack, type ApiUser, type Stack } from './support/stack.js';
@@ -55,26 +56,26 @@ describe('resumable uploads — tus 1.0 with tus-js-client (CONTRACT §15)', () 
   it('tus — cut off halfway, resumed from the offset the server kept: the stored file has the right sha256', async () => {
     const u = await stack.user();
     const data = randomBytes(20 * MiB);
-    let aborted = false;
-    const first = tus(u, data, { filename: 'big.bin' }, {
-      onProgress: (sent) => {
-        if (sent > 12 * MiB && !aborted) {
-          aborted = true;
-          void first.upload.abort();
-        }
-      },
-    });
-    await expect.poll(() => aborted, { timeout: 30_000 }).toBe(true);
-    const url = first.upload.url!;
-    expect(url.startsWith(ENDPOINT())).toBe(true);
-    // What the server kept: the whole parts that reached the store before the cut.
-    await expect.poll(async () => Number((await head(u, url)).headers.get('upload-offset')), { timeout: 30_000 }).toBeGreaterThan(0);
-    const kept = Number((await head(u, url)).headers.get('upload-offset'));
-    expect(kept).toBeLessThan(data.byteLength);
-    expect(await stored(u, '/files/big.bin')).toBeUndefined();
-    const resumed = tus(u, data, { filename: 'big.bin' }, { uploadUrl: url });
-    await resumed.done;
-    expect(await stored(u, '/files/big.bin')).toMatchObject({ size: data.byteLength, sha256: sha256(data) });
+    // The network drops mid-body (a proxy cuts the connection after 12 MiB), not the client.
+    const proxy = await startCuttingProxy(stack.url);
+    try {
+      const cut = proxy.cutAfter(12 * MiB);
+      const first = tus(u, data, { filename: 'big.bin' }, { endpoint: `${proxy.url}/v1/agent/files/uploads` });
+      await cut;
+      await expect(first.done).rejects.toThrow();
+      const url = first.upload.url!;
+      expect(url.startsWith(proxy.url)).toBe(true);
+      // What the server kept: the whole parts that reached the store before the cut.
+      await expect.poll(async () => Number((await head(u, url)).headers.get('upload-offset')), { timeout: 30_000 }).toBeGreaterThan(0);
+      const kept = Number((await head(u, url)).headers.get('upload-offset'));
+      expect(kept).toBeLessThan(data.byteLength);
+      expect(await stored(u, '/files/big.bin')).toBeUndefined();
+      const resumed = tus(u, data, { filename: 'big.bin' }, { uploadUrl: url });
+      await resumed.done;
+      expect(await stored(u, '/files/big.bin')).toMatchObject({ size: data.byteLength, sha256: sha256(data) });
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('tus — a client sending small chunks (one PATCH each) gets every byte kept between requests', async () => {
@@ -110,19 +111,20 @@ describe('resumable uploads — tus 1.0 with tus-js-client (CONTRACT §15)', () 
   it('tus — a terminated upload leaves nothing, and its URL is gone', async () => {
     const u = await stack.user();
     const data = randomBytes(24 * MiB);
-    let cut = false;
-    const run = tus(u, data, { filename: 'gone.bin' }, {
-      onProgress: (sent) => {
-        if (sent > 10 * MiB && !cut) {
-          cut = true;
-          void run.upload.abort(true);
-        }
-      },
-    });
-    await expect.poll(() => cut, { timeout: 30_000 }).toBe(true);
-    await expect.poll(async () => (run.upload.url ? (await head(u, run.upload.url)).status : 0), { timeout: 30_000 }).toBe(404);
-    expect(await stored(u, '/files/gone.bin')).toBeUndefined();
-    await expect.poll(() => stack.logsOf('files').some((l) => String(l.method).endsWith('/AbortUpload')), { timeout: 20_000 }).toBe(true);
+    // Cut off after 10 MiB (some parts are in the store), then the client terminates the upload.
+    const proxy = await startCuttingProxy(stack.url);
+    try {
+      const cut = proxy.cutAfter(10 * MiB);
+      const run = tus(u, data, { filename: 'gone.bin' }, { endpoint: `${proxy.url}/v1/agent/files/uploads` });
+      await cut;
+      await expect(run.done).rejects.toThrow();
+      await run.upload.abort(true);
+      expect((await head(u, run.upload.url!)).status).toBe(404);
+      expect(await stored(u, '/files/gone.bin')).toBeUndefined();
+      await expect.poll(() => stack.logsOf('files').some((l) => String(l.method).endsWith('/AbortUpload')), { timeout: 20_000 }).toBe(true);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('tus — an upload that is not finished in time expires and leaves nothing', async () => {
