@@ -9,7 +9,7 @@ import { idOfMember, indexMember, keysOf, type UserKeys } from './keys.js';
 import { queueIndexDrop, queueIndexSet, searchKeysOf, trigramChange } from './search-index.js';
 import { WatchPool, type Plan } from './watch-pool.js';
 
-/** The replies of an EXEC without WATCH (never null); the first failed command's error is thrown. */
+/** The replies of a pipeline or an EXEC without WATCH (never null); the first failed command's error is thrown. */
 function execResults(results: [Error | null, unknown][] | null): unknown[] {
   if (!results) throw new Error('transaction aborted');
   const failed = results.find(([err]) => err);
@@ -102,17 +102,19 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
     const grams = trigramChange(request.previousSummary, request.summary);
     const hash = Object.entries({ currentConfigId: config.configId, updatedAt: config.createdAt, ...encodeSummary(request.summary) }).flat();
     const events = this.#outbox.encode(request.events);
+    const json = JSON.stringify(config);
     let expired: string[] = [];
     // Retention reads the config set and the pins, then one script commits if the base is still
     // current and nothing it deletes was pinned meanwhile; a pin that came in between is retried.
     const value = await conflicts<CommitResult | undefined>(async () => {
-      const [stored, pins] = await Promise.all([this.redis.zrange(k.configs(agentId), '0', '-1'), this.redis.hgetall(k.pins(agentId))]);
+      const read = await this.redis.pipeline().zrange(k.configs(agentId), '0', '-1').hgetall(k.pins(agentId)).exec();
+      const [stored, pins] = execResults(read) as [string[], Record<string, string>];
       const pinned = new Set(Object.entries(pins).filter(([, n]) => Number(n) > 0).map(([id]) => id));
       expired = request.expire([...stored, config.configId], pinned);
       const keys = [k.agent(agentId), k.configs(agentId), k.pins(agentId), k.config(config.configId), this.#outbox.listKey(k.tag), search.docs];
       keys.push(...grams.join.map(search.gram), ...grams.keep.map(search.gram), ...grams.leave.map(search.gram), ...expired.map((id) => k.config(id)));
       const counts = [hash.length, grams.join.length, grams.keep.length, grams.leave.length, expired.length].map(String);
-      const args = [baseConfigId, config.configId, JSON.stringify(config), agentId, ...counts, ...hash, ...expired, ...events];
+      const args = [baseConfigId, config.configId, json, agentId, ...counts, ...hash, ...expired, ...events];
       const [status, detail] = (await this.#commitScript(keys.length, ...keys, ...args)) as [string, unknown];
       if (status === 'retry') return { committed: false, value: undefined };
       if (status === 'gone') return { committed: true, value: { status: 'gone' } as const };
@@ -121,6 +123,7 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
     });
     if (value?.status === 'committed') {
       this.forgetConfigs(userId, expired);
+      this.rememberConfig(userId, config.configId, json);
       this.#onEvents(k.tag);
     }
     return value!;
