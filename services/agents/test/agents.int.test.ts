@@ -1,7 +1,6 @@
 import { newUserId } from '@workspace/testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseEvent, userTag } from '@workspace/platform';
-import { keysOf } from '../src/adapters/keys.js';
 import { harness, type Harness } from './support/harness.js';
 import { sharedRepoSuite } from './support/shared-suite.js';
 
@@ -36,36 +35,6 @@ describe('agents repository (single node)', () => {
     for (const gone of made.slice(1, 5)) expect(await small.repo.getConfig(scope.userId, gone)).toBeUndefined();
     const chat = await small.chats.get(scope, agent.agentId, pinnedChat.chatId);
     expect(chat.config).toEqual(first);
-  });
-
-  it('agents repo — a config pinned after retention read the pins is not deleted: the commit runs again and keeps it', async () => {
-    const scope = { userId: newUserId() };
-    const { agent, config: first } = await small.agents.create(scope, { name: 'Racer' });
-    let current = agent.currentConfigId;
-    for (let i = 1; i <= 2; i++) current = (await small.agents.update(scope, agent.agentId, current, { goal: `v${i}` })).config.configId;
-    const current3 = (await small.repo.getConfig(scope.userId, current))!;
-    const next = { ...current3, configId: `cfg_race${Date.now()}`, goal: 'v3', createdAt: new Date().toISOString(), parentConfigId: current };
-    const pinsKey = keysOf(scope.userId).pins(agent.agentId);
-    const decisions: string[][] = [];
-    const result = await small.repo.commitConfig(scope.userId, {
-      agentId: agent.agentId,
-      baseConfigId: current,
-      config: next,
-      summary: agent.summary,
-      previousSummary: agent.summary,
-      expire: (oldestFirst, pinned) => {
-        const expired = oldestFirst.filter((id) => !pinned.has(id)).slice(0, oldestFirst.length - 3);
-        // A chat pins the oldest config between the read and the commit (same connection: it lands first).
-        if (decisions.length === 0) void small.redis.hincrby(pinsKey, first.configId, 1);
-        decisions.push(expired);
-        return expired;
-      },
-      events: [],
-    });
-    expect(result.status).toBe('committed');
-    expect(decisions[0]).toEqual([first.configId]);
-    expect(decisions.at(-1)).not.toContain(first.configId);
-    expect(await small.repo.getConfig(scope.userId, first.configId)).toEqual(first);
   });
 
   it('agents repo — restoring earlier fields gives a new config with the earlier digest', async () => {

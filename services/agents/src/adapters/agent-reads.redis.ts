@@ -55,11 +55,6 @@ export class RedisAgentReads {
     return config;
   }
 
-  /** Keeps a configuration this process just wrote (its next read is likely here: a GET after the PATCH). */
-  protected rememberConfig(userId: string, configId: string, raw: string): void {
-    this.#configs.set(`${userId}\u0000${configId}`, deepFreeze(JSON.parse(raw) as AgentConfig), { size: raw.length });
-  }
-
   /** Drops configurations this process deleted from the cache (retention, a deleted Agent). */
   protected forgetConfigs(userId: string, configIds: readonly string[]): void {
     for (const id of configIds) this.#configs.delete(`${userId}\u0000${id}`);

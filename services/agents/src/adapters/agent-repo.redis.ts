@@ -1,30 +1,19 @@
 import { conflictRetry, type RedisClient, type RedisOutbox, type WorkspaceEvent } from '@workspace/platform';
-import type { AgentRepo, ChatRecord, CommitConfigRequest, CommitResult, CreateAgentOutcome, NewAgent, NewChat } from '../domain/ports.js';
+import type { AgentRecord, AgentRepo, ChatRecord, CommitConfigRequest, CommitResult, CreateAgentOutcome, NewAgent, NewChat } from '../domain/ports.js';
 import { decodeAgent, encodeAgent, encodeSummary } from './agent-codec.js';
 import { RedisAgentReads } from './agent-reads.redis.js';
-import { COMMIT_CONFIG } from './commit-config.lua.js';
 import { CREATE_AGENT } from './create-agent.lua.js';
 import { aliasedConfig } from './aliased-config.js';
 import { idOfMember, indexMember, keysOf, type UserKeys } from './keys.js';
-import { queueIndexDrop, queueIndexSet, searchKeysOf, trigramChange } from './search-index.js';
+import { queueIndexDrop, queueIndexSet, searchKeysOf } from './search-index.js';
 import { WatchPool, type Plan } from './watch-pool.js';
 
-/** The replies of a pipeline or an EXEC without WATCH (never null); the first failed command's error is thrown. */
+/** The replies of an EXEC without WATCH (never null); the first failed command's error is thrown. */
 function execResults(results: [Error | null, unknown][] | null): unknown[] {
   if (!results) throw new Error('transaction aborted');
   const failed = results.find(([err]) => err);
   if (failed) throw failed[0];
   return results.map(([, value]) => value);
-}
-
-/** An EVALSHA of a script (falling back to EVAL once per connection), as ioredis defines it. */
-type Script = (...args: (string | number)[]) => Promise<unknown>;
-
-/** A flat HGETALL reply from a script as a hash. */
-function pairsToHash(flat: string[]): Record<string, string> {
-  const hash: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) hash[flat[i]!] = flat[i + 1]!;
-  return hash;
 }
 
 /** Conflicts with unrelated writers (a chat starting) are retried this often before giving up. */
@@ -49,25 +38,20 @@ export interface RedisAgentRepoOptions {
 }
 
 /**
- * Agents, configs and chats of a user in Redis, all under the user's hash tag. A create and a
- * config commit are one script each; the other writes are optimistic transactions (WATCH the
- * Agent hash, read, MULTI/EXEC) on dedicated connections. Every write touches the Agent hash,
- * so watching it alone orders a transaction against all other writes of the Agent.
+ * Agents, configs and chats of a user in Redis, all under the user's hash tag. Writes are
+ * optimistic transactions (WATCH the Agent hash, read, MULTI/EXEC) on dedicated connections;
+ * every write touches the Agent hash, so watching it alone orders all writes of one Agent.
  */
 export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
   readonly #outbox: RedisOutbox;
   readonly #pool: WatchPool;
   readonly #onEvents: (tag: string) => void;
-  readonly #commitScript: Script;
 
   constructor(options: RedisAgentRepoOptions) {
     super(options.redis);
     this.#outbox = options.outbox;
     this.#pool = new WatchPool(options.redis, options.poolSize);
     this.#onEvents = options.onEvents ?? (() => undefined);
-    if (!('agentsCommitConfig' in this.redis)) this.redis.defineCommand('agentsCommitConfig', { lua: COMMIT_CONFIG });
-    const script = (this.redis as unknown as Record<string, Script>).agentsCommitConfig!;
-    this.#commitScript = script.bind(this.redis);
   }
 
   async close(): Promise<void> {
@@ -98,35 +82,45 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
     const k = keysOf(userId);
     await this.#outbox.register(k.tag);
     const { agentId, baseConfigId, config } = request;
-    const search = searchKeysOf(userId);
-    const grams = trigramChange(request.previousSummary, request.summary);
-    const hash = Object.entries({ currentConfigId: config.configId, updatedAt: config.createdAt, ...encodeSummary(request.summary) }).flat();
-    const events = this.#outbox.encode(request.events);
-    const json = JSON.stringify(config);
     let expired: string[] = [];
-    // Retention reads the config set and the pins, then one script commits if the base is still
-    // current and nothing it deletes was pinned meanwhile; a pin that came in between is retried.
-    const value = await conflicts<CommitResult | undefined>(async () => {
-      const read = await this.redis.pipeline().zrange(k.configs(agentId), '0', '-1').hgetall(k.pins(agentId)).exec();
-      const [stored, pins] = execResults(read) as [string[], Record<string, string>];
-      const pinned = new Set(Object.entries(pins).filter(([, n]) => Number(n) > 0).map(([id]) => id));
-      expired = request.expire([...stored, config.configId], pinned);
-      const keys = [k.agent(agentId), k.configs(agentId), k.pins(agentId), k.config(config.configId), this.#outbox.listKey(k.tag), search.docs];
-      keys.push(...grams.join.map(search.gram), ...grams.keep.map(search.gram), ...grams.leave.map(search.gram), ...expired.map((id) => k.config(id)));
-      const counts = [hash.length, grams.join.length, grams.keep.length, grams.leave.length, expired.length].map(String);
-      const args = [baseConfigId, config.configId, json, agentId, ...counts, ...hash, ...expired, ...events];
-      const [status, detail] = (await this.#commitScript(keys.length, ...keys, ...args)) as [string, unknown];
-      if (status === 'retry') return { committed: false, value: undefined };
-      if (status === 'gone') return { committed: true, value: { status: 'gone' } as const };
-      if (status === 'stale') return { committed: true, value: { status: 'stale', currentConfigId: String(detail) } as const };
-      return { committed: true, value: { status: 'committed', agent: decodeAgent(pairsToHash(detail as string[]))! } as const };
-    });
-    if (value?.status === 'committed') {
+    // When a watched write wins: if it moved the config, the next look finds this update stale; if it was a chat, it goes again.
+    const value = await conflicts(() =>
+      this.#pool.run<CommitResult>([k.agent(agentId)], async (conn) => {
+        // Every read in one round trip (a stale or gone Agent wastes two small ones).
+        const [hash, stored, pins, indexed] = await Promise.all([
+          conn.hgetall(k.agent(agentId)),
+          conn.zrange(k.configs(agentId), '0', '-1'),
+          conn.hgetall(k.pins(agentId)),
+          conn.sismember(searchKeysOf(userId).docs, agentId),
+        ]);
+        const agent = decodeAgent(hash);
+        if (!agent) return { value: { status: 'gone' } };
+        if (agent.currentConfigId !== baseConfigId) return { value: { status: 'stale', currentConfigId: agent.currentConfigId } };
+        const pinned = new Set(Object.entries(pins).filter(([, n]) => Number(n) > 0).map(([id]) => id));
+        expired = request.expire([...stored, config.configId], pinned);
+        const seq = Number(hash.configSeq ?? stored.length) + 1;
+        const next: AgentRecord = { ...agent, currentConfigId: config.configId, updatedAt: config.createdAt, summary: request.summary };
+        return {
+          value: { status: 'committed', agent: next },
+          write: (tx) => {
+            tx.set(k.config(config.configId), JSON.stringify(config));
+            tx.zadd(k.configs(agentId), seq, config.configId);
+            tx.hset(k.agent(agentId), { currentConfigId: config.configId, updatedAt: config.createdAt, configSeq: String(seq), ...encodeSummary(request.summary) });
+            if (expired.length > 0) {
+              tx.del(...expired.map((id) => k.config(id)));
+              tx.zrem(k.configs(agentId), ...expired);
+            }
+            this.#outbox.append(tx, k.tag, request.events);
+            queueIndexSet(tx, searchKeysOf(userId), k.agent(agentId), agentId, request.summary, indexed === 1 ? agent.summary : undefined);
+          },
+        };
+      }),
+    );
+    if (value.status === 'committed') {
       this.forgetConfigs(userId, expired);
-      this.rememberConfig(userId, config.configId, json);
       this.#onEvents(k.tag);
     }
-    return value!;
+    return value;
   }
 
   async delete(userId: string, agentId: string, events: WorkspaceEvent[]): Promise<boolean> {

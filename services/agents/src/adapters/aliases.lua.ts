@@ -1,10 +1,9 @@
 /**
  * Alias writes, each one atomic step under the user's hash tag. An alias counts as one pin of
- * its config in the pins hash that chats use, so retention never reclaims an aliased config:
- * a config commit deletes a config only if it is unpinned when the commit runs (COMMIT_CONFIG),
- * so one that read the pins before the alias moved is retried instead of deleting the config
- * the alias now names. Every write also bumps `aliasRev` on the Agent hash, so the
- * transactions that WATCH it (a chat resolving an alias) see the move.
+ * its config in the pins hash that chats use, so retention (which reads the pins inside its
+ * own transaction) never reclaims an aliased config; every write also bumps `aliasRev` on the
+ * Agent hash, which every config commit WATCHes, so a commit that read the pins before the
+ * alias moved is retried instead of deleting the config the alias now names.
  *
  * KEYS: 1 Agent hash, 2 config set, 3 aliases hash, 4 history hash, 5 pins hash.
  */

@@ -45,13 +45,6 @@ export function agentTrigrams(text: SearchText): Set<string> {
   return new Set([...trigramsOf(text.searchName), ...trigramsOf(text.searchDescription)]);
 }
 
-/** How an Agent's trigrams change from the text `before` to `after`: those it joins, keeps and leaves. */
-export function trigramChange(before: SearchText, after: SearchText): { join: string[]; keep: string[]; leave: string[] } {
-  const prev = agentTrigrams(before);
-  const next = agentTrigrams(after);
-  return { join: [...next].filter((t) => !prev.has(t)), keep: [...next].filter((t) => prev.has(t)), leave: [...prev].filter((t) => !next.has(t)) };
-}
-
 /**
  * The EVAL of INDEX_SYNC that moves the Agent from the trigrams of `before` to those of
  * `after`, as the next command of `tx` (after the write of `after`). `before` undefined: the

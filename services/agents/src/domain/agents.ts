@@ -127,7 +127,6 @@ export class Agents {
       baseConfigId,
       config,
       summary: summarize(config),
-      previousSummary: current.agent.summary,
       expire: (oldestFirst, pinned) => expiredConfigs({ oldestFirst, pinned, currentConfigId: config.configId, retention: this.#retention }),
       events: [this.#configEvent('agent.updated', scope, config)],
     });

@@ -57,8 +57,6 @@ export interface CommitConfigRequest {
   baseConfigId: string;
   config: AgentConfig;
   summary: AgentSummary;
-  /** The summary stored with the base config (what the `q` index holds of the Agent now). */
-  previousSummary: AgentSummary;
   /** Picks, among every stored config (oldest first), those to delete in the same transaction. */
   expire: (oldestFirst: string[], pinned: ReadonlySet<string>) => string[];
   events: WorkspaceEvent[];
