@@ -1,11 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Three projects: unit tests beside the code (no backends), integration tests of one service
- * against real Redis/NATS/S3, and end-to-end suites through the gateway. The global setup finds
- * the backends once (env, then containers, then local defaults) and provides their URLs.
- */
-/**
  * Suites about what one process does with one request (input validation and fuzzing, streaming,
  * memory, a process killed mid-upload, browsers and generated clients, logs and traces): a
  * second replica, a Redis Cluster or a NATS cluster changes nothing they check, so they run in
@@ -26,6 +21,12 @@ const SINGLE_PROCESS_SUITES = [
   'test/sdk.e2e.test.ts',
 ];
 
+/**
+ * Four projects: unit tests beside the code (no backends), integration tests of one service
+ * against real Redis/NATS/S3, and end-to-end suites through the gateway, on single backends and
+ * processes (e2e) and scaled out (e2e-scaled). The global setup finds
+ * the backends once (env, then containers, then local defaults) and provides their URLs.
+ */
 export default defineConfig({
   test: {
     projects: [

@@ -1,16 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { Upload } from 'tus-js-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCuttingProxy } from './support/cutting-proxy.js';
+import { startCuttingProxy, type CuttingProxy } from './support/cutting-proxy.js';
 import { q, upload as formUpload } from './support/files.js';
 import { sha256 } from './support/files-api.js';
 import { startStack, type ApiUser, type Stack } from './support/stack.js';
 
 let stack: Stack;
+/** Between the clients and the gateway where a test needs the network to drop mid-body. */
+let proxy: CuttingProxy;
 beforeAll(async () => {
   stack = await startStack();
+  proxy = await startCuttingProxy(stack.url);
 });
 afterAll(async () => {
+  await proxy?.close();
   await stack?.stop();
 });
 
@@ -30,6 +34,15 @@ function tus(u: ApiUser, data: Buffer, metadata: Record<string, string>, extra: 
   });
   upload.start();
   return { upload, done };
+}
+
+/** A tus-js-client upload through the proxy, whose connection drops after `afterBytes`; returns once the client gave up. */
+async function cutOff(u: ApiUser, data: Buffer, metadata: Record<string, string>, afterBytes: number): Promise<TusRun> {
+  const cut = proxy.cutAfter(afterBytes);
+  const run = tus(u, data, metadata, { endpoint: `${proxy.url}/v1/agent/files/uploads` });
+  await cut;
+  await expect(run.done).rejects.toThrow();
+  return run;
 }
 
 const head = (u: ApiUser, url: string) => fetch(url, { method: 'HEAD', headers: { authorization: `Bearer ${u.token}`, 'tus-resumable': '1.0.0' } });
@@ -56,26 +69,18 @@ describe('resumable uploads — tus 1.0 with tus-js-client (CONTRACT §15)', () 
   it('tus — cut off halfway, resumed from the offset the server kept: the stored file has the right sha256', async () => {
     const u = await stack.user();
     const data = randomBytes(20 * MiB);
-    // The network drops mid-body (a proxy cuts the connection after 12 MiB), not the client.
-    const proxy = await startCuttingProxy(stack.url);
-    try {
-      const cut = proxy.cutAfter(12 * MiB);
-      const first = tus(u, data, { filename: 'big.bin' }, { endpoint: `${proxy.url}/v1/agent/files/uploads` });
-      await cut;
-      await expect(first.done).rejects.toThrow();
-      const url = first.upload.url!;
-      expect(url.startsWith(proxy.url)).toBe(true);
-      // What the server kept: the whole parts that reached the store before the cut.
-      await expect.poll(async () => Number((await head(u, url)).headers.get('upload-offset')), { timeout: 30_000 }).toBeGreaterThan(0);
-      const kept = Number((await head(u, url)).headers.get('upload-offset'));
-      expect(kept).toBeLessThan(data.byteLength);
-      expect(await stored(u, '/files/big.bin')).toBeUndefined();
-      const resumed = tus(u, data, { filename: 'big.bin' }, { uploadUrl: url });
-      await resumed.done;
-      expect(await stored(u, '/files/big.bin')).toMatchObject({ size: data.byteLength, sha256: sha256(data) });
-    } finally {
-      await proxy.close();
-    }
+    // The network drops mid-body (the proxy cuts the connection after 12 MiB), not the client.
+    const first = await cutOff(u, data, { filename: 'big.bin' }, 12 * MiB);
+    const url = first.upload.url!;
+    expect(url.startsWith(proxy.url)).toBe(true);
+    // What the server kept: the whole parts that reached the store before the cut.
+    await expect.poll(async () => Number((await head(u, url)).headers.get('upload-offset')), { timeout: 30_000 }).toBeGreaterThan(0);
+    const kept = Number((await head(u, url)).headers.get('upload-offset'));
+    expect(kept).toBeLessThan(data.byteLength);
+    expect(await stored(u, '/files/big.bin')).toBeUndefined();
+    const resumed = tus(u, data, { filename: 'big.bin' }, { uploadUrl: url });
+    await resumed.done;
+    expect(await stored(u, '/files/big.bin')).toMatchObject({ size: data.byteLength, sha256: sha256(data) });
   });
 
   it('tus — a client sending small chunks (one PATCH each) gets every byte kept between requests', async () => {
@@ -112,19 +117,11 @@ describe('resumable uploads — tus 1.0 with tus-js-client (CONTRACT §15)', () 
     const u = await stack.user();
     const data = randomBytes(24 * MiB);
     // Cut off after 10 MiB (some parts are in the store), then the client terminates the upload.
-    const proxy = await startCuttingProxy(stack.url);
-    try {
-      const cut = proxy.cutAfter(10 * MiB);
-      const run = tus(u, data, { filename: 'gone.bin' }, { endpoint: `${proxy.url}/v1/agent/files/uploads` });
-      await cut;
-      await expect(run.done).rejects.toThrow();
-      await run.upload.abort(true);
-      expect((await head(u, run.upload.url!)).status).toBe(404);
-      expect(await stored(u, '/files/gone.bin')).toBeUndefined();
-      await expect.poll(() => stack.logsOf('files').some((l) => String(l.method).endsWith('/AbortUpload')), { timeout: 20_000 }).toBe(true);
-    } finally {
-      await proxy.close();
-    }
+    const run = await cutOff(u, data, { filename: 'gone.bin' }, 10 * MiB);
+    await run.upload.abort(true);
+    expect((await head(u, run.upload.url!)).status).toBe(404);
+    expect(await stored(u, '/files/gone.bin')).toBeUndefined();
+    await expect.poll(() => stack.logsOf('files').some((l) => String(l.method).endsWith('/AbortUpload')), { timeout: 20_000 }).toBe(true);
   });
 
   it('tus — an upload that is not finished in time expires and leaves nothing', async () => {
