@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { killProcesses, replicaKeys, reviveProcesses } from './support/processes.js';
+import { spawnService } from '@workspace/testkit';
 import { request, startStack, type ApiUser, type Stack } from './support/stack.js';
 import { Receiver } from './support/webhook-receiver.js';
 
@@ -181,6 +182,26 @@ describe('webhooks — delivery', () => {
       { eventId: got.headers['webhook-id'], type: 'project.created', attempt: 1, status: 204, error: null, at: ISO },
     ]);
     expect(other.received).toHaveLength(0);
+  });
+
+  it('webhooks — another deployment on the same Redis and NATS (its own WEBHOOK_NAMESPACE) delivers none of this one\'s webhooks: the event arrives once', async () => {
+    const mine = stack.services.webhooks!;
+    const other = await spawnService('webhooks-other', mine.entry, { ...mine.env, GRPC_PORT: '0', WEBHOOK_NAMESPACE: `other-${randomUUID().slice(0, 8)}` });
+    try {
+      // Its durables start at the next event: wait until they exist.
+      await vi.waitFor(() => expect(other.logs.some((l) => l.msg === 'consuming events')).toBe(true), { timeout: 30_000, interval: 100 });
+      const u = await stack.user();
+      const r = await receiver();
+      const { webhookId } = await subscribe(u, r.url, ['project.created']);
+      await project(u);
+      await expect.poll(() => r.received.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+      // The other deployment hears the same event within its tick (100 ms): give it ample time to send it again.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(r.received).toHaveLength(1);
+      expect((await u.request('GET', `/v1/webhooks/${webhookId}/deliveries`)).body.deliveries).toHaveLength(1);
+    } finally {
+      await other.stop();
+    }
   });
 
   it('webhooks — a receiver that is down gets the event, with the same webhook-id, once it is back; the log shows every attempt, newest first', async () => {

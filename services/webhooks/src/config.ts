@@ -17,7 +17,7 @@ export const configSchema = serviceConfig({ grpc: 50055, metrics: 9469 }).extend
   MAX_WEBHOOKS: env.positiveInt(20),
   /** AES-256-GCM key sealing webhook signing secrets at rest (packages/platform/src/secret-box.ts). */
   WEBHOOK_SECRET_KEY: env.secretKey(),
-  /** Keeps this deployment's delivery queue and durable consumers apart from others on the same Redis and NATS. */
+  /** Keeps this deployment's webhooks, delivery queue and durable consumers apart from others on the same Redis and NATS. */
   WEBHOOK_NAMESPACE: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('webhooks'),
   /** Durable consumers idle this long are removed by NATS (0: never; test stacks, each with its own namespace, set it). */
   WEBHOOK_CONSUMER_INACTIVE_MS: z.coerce.number().int().min(0).default(0),

@@ -40,7 +40,7 @@ export const webhooksService = defineService({
     const policy = new AddressPolicy(config.WEBHOOK_ALLOWED_HOSTS);
     const box = new AesGcmSecretBox(config.WEBHOOK_SECRET_KEY, 'WEBHOOK_SECRET_KEY');
     if (!box.sealing) logger.warn('WEBHOOK_SECRET_KEY is not set: webhook signing secrets are stored unencrypted in Redis');
-    const repo = new RedisWebhookRepo(redis);
+    const repo = new RedisWebhookRepo(redis, config.WEBHOOK_NAMESPACE);
     const queue = new RedisDeliveryQueue(redis, config.WEBHOOK_NAMESPACE);
     const sender = new HttpSender({ policy, resolver, timeoutMs: config.WEBHOOK_TIMEOUT_MS });
     const dispatcher = new Dispatcher({

@@ -87,8 +87,20 @@ describe('delivery queue (Redis)', () => {
 });
 
 describe('webhook repository (Redis)', () => {
+  it('webhook repo — a namespace holds its own webhooks: another deployment on the same Redis neither lists nor changes them', async () => {
+    const mine = new RedisWebhookRepo(redis, namespace);
+    const theirs = new RedisWebhookRepo(redis, `${namespace}-other`);
+    const userId = newUserId();
+    const w = webhook();
+    expect(await mine.create(userId, w, 20)).toEqual({ status: 'created' });
+    expect(await theirs.list(userId)).toEqual([]);
+    expect(await theirs.get(userId, w.webhookId)).toBeUndefined();
+    expect(await theirs.create(userId, webhook(1), 1)).toEqual({ status: 'created' }); // its own quota: one of one
+    expect((await mine.list(userId)).map((x) => x.webhookId)).toEqual([w.webhookId]);
+  });
+
   it('webhook repo — the quota holds under 30 concurrent creates; list is newest first', async () => {
-    const repo = new RedisWebhookRepo(redis);
+    const repo = new RedisWebhookRepo(redis, namespace);
     const userId = newUserId();
     const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => repo.create(userId, webhook(i), 20)));
     expect(outcomes.filter((o) => o.status === 'created')).toHaveLength(20);
@@ -100,7 +112,7 @@ describe('webhook repository (Redis)', () => {
   });
 
   it('webhook repo — attempts: the log keeps the newest `keep`; a success stops the failure clock; failing for the window disables once', async () => {
-    const repo = new RedisWebhookRepo(redis);
+    const repo = new RedisWebhookRepo(redis, namespace);
     const userId = newUserId();
     const w = webhook();
     await repo.create(userId, w, 20);

@@ -1,8 +1,12 @@
 import { userTag } from '@workspace/platform';
 
-/** Redis keys of one user's webhooks; all share the user's hash tag (one Redis Cluster slot). */
-export function userKeys(userId: string) {
-  const base = `webhooks:${userTag(userId)}`;
+/**
+ * Redis keys of one user's webhooks; all share the user's hash tag (one Redis Cluster slot).
+ * `namespace` (WEBHOOK_NAMESPACE, `webhooks` by default) keeps a deployment's webhooks apart
+ * from another's on the same Redis: a deployment delivers only the webhooks it holds.
+ */
+export function userKeys(namespace: string, userId: string) {
+  const base = `${namespace}:${userTag(userId)}`;
   return {
     /** Hash: one webhook (url, events JSON, description, enabled, createdAt, sealedSecret, failingSince). */
     webhook: (webhookId: string) => `${base}:webhook:${webhookId}`,

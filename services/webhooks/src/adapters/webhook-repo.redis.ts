@@ -40,19 +40,22 @@ function pairsToHash(reply: string[]): Record<string, string> {
 /** Webhooks in Redis: a hash each and an index, under the user's hash tag; changes are scripts. */
 export class RedisWebhookRepo implements WebhookRepo {
   readonly #redis: RedisClient;
+  readonly #namespace: string;
 
-  constructor(redis: RedisClient) {
+  /** `namespace`: WEBHOOK_NAMESPACE, the prefix of every key (see `userKeys`). */
+  constructor(redis: RedisClient, namespace: string) {
     this.#redis = redis;
+    this.#namespace = namespace;
   }
 
   async create(userId: string, w: StoredWebhook, max: number): Promise<CreateOutcome> {
-    const keys = userKeys(userId);
+    const keys = userKeys(this.#namespace, userId);
     const [stored, count] = (await this.#redis.eval(CREATE, 2, keys.webhook(w.webhookId), keys.webhooks, w.webhookId, String(Date.parse(w.createdAt)), String(max), ...toFields(w))) as [number, number];
     return stored === 1 ? { status: 'created' } : { status: 'quota', used: count };
   }
 
   async list(userId: string): Promise<StoredWebhook[]> {
-    const keys = userKeys(userId);
+    const keys = userKeys(this.#namespace, userId);
     const ids = await this.#redis.zrevrange(keys.webhooks, 0, -1);
     if (ids.length === 0) return [];
     const pipeline = this.#redis.pipeline();
@@ -66,30 +69,30 @@ export class RedisWebhookRepo implements WebhookRepo {
   }
 
   async get(userId: string, webhookId: string): Promise<StoredWebhook | undefined> {
-    return fromHash(await this.#redis.hgetall(userKeys(userId).webhook(webhookId)));
+    return fromHash(await this.#redis.hgetall(userKeys(this.#namespace, userId).webhook(webhookId)));
   }
 
   async update(userId: string, webhookId: string, changes: WebhookChanges): Promise<StoredWebhook | undefined> {
     const fields = toFields(changes);
     // Enabling again restarts the failure clock: the 5 days count from the next failure.
     if (changes.enabled === true) fields.push('failingSince', '');
-    const reply = (await this.#redis.eval(UPDATE, 1, userKeys(userId).webhook(webhookId), ...fields)) as string[] | null;
+    const reply = (await this.#redis.eval(UPDATE, 1, userKeys(this.#namespace, userId).webhook(webhookId), ...fields)) as string[] | null;
     return reply === null ? undefined : fromHash(pairsToHash(reply));
   }
 
   async delete(userId: string, webhookId: string): Promise<boolean> {
-    const keys = userKeys(userId);
+    const keys = userKeys(this.#namespace, userId);
     const replies = await this.#redis.multi().del(keys.webhook(webhookId)).zrem(keys.webhooks, webhookId).del(keys.log(webhookId)).exec();
     return Number(replies?.[0]?.[1] ?? 0) > 0;
   }
 
   async attempts(userId: string, webhookId: string): Promise<AttemptEntry[]> {
-    const raw = await this.#redis.zrevrange(userKeys(userId).log(webhookId), 0, -1);
+    const raw = await this.#redis.zrevrange(userKeys(this.#namespace, userId).log(webhookId), 0, -1);
     return raw.map((r) => JSON.parse(r) as AttemptEntry);
   }
 
   async recordAttempt(o: { userId: string; webhookId: string; entry: AttemptEntry; ok: boolean; nowMs: number; disableAfterMs: number; keep: number }): Promise<AttemptVerdict> {
-    const keys = userKeys(o.userId);
+    const keys = userKeys(this.#namespace, o.userId);
     const args = [JSON.stringify(o.entry), o.ok ? '1' : '0', String(o.nowMs), String(o.disableAfterMs), String(o.keep)];
     return (await this.#redis.eval(RECORD_ATTEMPT, 2, keys.webhook(o.webhookId), keys.log(o.webhookId), ...args)) as AttemptVerdict;
   }
