@@ -86,7 +86,7 @@ export class EventConsumer {
   }
 
   async #consumeAll(): Promise<void> {
-    const nc = (this.#nc ??= await connect({ servers: this.#o.url.split(',').map((s) => s.trim()), name: `${this.#o.service}-consumer`, maxReconnectAttempts: -1, reconnectTimeWait: 500 }));
+    const nc = (this.#nc ??= await connect({ servers: this.#o.url.split(',').map((s) => s.trim()), name: `${this.#o.service}-consumer`, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true }));
     const jsm = await jetstreamManager(nc);
     await ensureStream(jsm, this.#o.stream);
     await ensureStream(jsm, { name: PARKED_STREAM, subjects: ['parked.>'], replicas: this.#o.stream.replicas ?? 1 });

@@ -55,6 +55,8 @@ export class JetStreamPublisher implements EventPublisher {
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
       timeout: this.#o.timeoutMs,
+      // A publish's error already names what failed: no stack captured per publish to extend it with.
+      noAsyncTraces: true,
     }).then(
       (nc) => {
         void this.#watch(nc);
