@@ -11,6 +11,7 @@ let stack: Stack;
 let redis: RedisClient;
 beforeAll(async () => {
   stack = await startStack();
+  DUE = dueKeys(stack.services.automations!.env.DUE_INDEX_NAMESPACE);
   redis = testRedis('automations-e2e');
 });
 afterAll(async () => {
@@ -20,7 +21,8 @@ afterAll(async () => {
 
 const ID = (prefix: string) => expect.stringMatching(new RegExp(`^${prefix}_[0-9a-f]{32}$`));
 const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-const DUE = dueKeys();
+/** The stack's own due index (every test stack has one). */
+let DUE: ReturnType<typeof dueKeys>;
 
 async function agentOf(u: ApiUser, name = 'Automated'): Promise<string> {
   const res = await u.request('POST', '/v1/agents', { name });

@@ -18,6 +18,7 @@ let stack: Stack;
 let redis: RedisClient;
 beforeAll(async () => {
   stack = await startStack({ env: { SCHEDULER_LEASE_MS: String(LEASE_MS), SCHEDULER_TICK_MS: '200' } });
+  DUE = dueKeys(stack.services.automations!.env.DUE_INDEX_NAMESPACE);
   redis = testRedis('schedules-exactly-once-e2e');
 });
 afterAll(async () => {
@@ -25,7 +26,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const DUE = dueKeys();
+/** The stack's own due index (every test stack has one). */
+let DUE: ReturnType<typeof dueKeys>;
 const replicas = (name: string) => replicaKeys(stack, name);
 const kill = (keys: string[]) => killProcesses(stack, keys);
 const revive = (keys: string[]) => reviveProcesses(stack, keys);

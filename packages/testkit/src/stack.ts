@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { InfraUrls } from './infra.js';
 import { spawnService, type SpawnedService } from './process.js';
@@ -29,6 +31,16 @@ export interface LaunchedStack {
   stop(): Promise<void>;
 }
 
+/** A port free on loopback now, for a process about to bind it (the kernel hands out another next time). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 const entry = (service: StackService) => fileURLToPath(new URL(`../../../services/${service}/dist/main.js`, import.meta.url));
 
 /**
@@ -52,18 +64,34 @@ const WEBHOOK_SECRET_KEY = 'e2e1'.repeat(16);
 /**
  * Starts every built service and the gateway as real processes on random loopback ports,
  * `replicas` of each, against `infra`. Clients reach a group of replicas through one
- * `ipv4:a,b` address and round-robin over them, as they do over a headless Service.
+ * `ipv4:a,b` address and round-robin over them, as they do over a headless Service. Ports are
+ * picked first, so every process starts at once (gRPC clients connect when first called); a
+ * launch that loses a port to another process in the meantime starts again on new ones.
  */
 export async function launchStack(options: LaunchOptions): Promise<LaunchedStack> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchOnce(options);
+    } catch (err) {
+      // A port taken between picking it and binding it (rare): every process starts again on new ones.
+      if (attempt === 3 || !/EADDRINUSE|No address added/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function launchOnce(options: LaunchOptions): Promise<LaunchedStack> {
   const { infra } = options;
   const count = options.replicas ?? 1;
   const replicas = {} as Record<StackService, SpawnedService[]>;
   const envOf = {} as Record<StackService, Record<string, string>>;
+  const ports = {} as Record<StackService, number[]>;
+  for (const service of STACK_SERVICES) ports[service] = await Promise.all(Array.from({ length: count }, freePort));
   const addr = (service: StackService) => {
-    const ports = replicas[service].map((s) => `127.0.0.1:${s.port}`);
-    return ports.length === 1 ? ports[0]! : `ipv4:${ports.join(',')}`;
+    const list = ports[service].map((port) => `127.0.0.1:${port}`);
+    return list.length === 1 ? list[0]! : `ipv4:${list.join(',')}`;
   };
   const common = {
+    // Any free port for a replica started later from `envOf`; the launch gives each its own below.
     GRPC_PORT: '0',
     GRPC_HOST: '127.0.0.1',
     PORT: '0',
@@ -73,6 +101,7 @@ export async function launchStack(options: LaunchOptions): Promise<LaunchedStack
     NATS_URL: infra.natsUrl,
     NATS_STREAM_REPLICAS: String(infra.natsReplicas ?? 1),
   };
+  const dueNamespace = options.env?.DUE_INDEX_NAMESPACE ?? `test-${randomBytes(8).toString('hex')}`;
   // A setting of GENEROUS_LIMITS given in `env` wins over the generous default.
   const generous = (service: keyof typeof GENEROUS_LIMITS) => ({ ...GENEROUS_LIMITS[service], ...pick(options.env, Object.keys(GENEROUS_LIMITS[service])) });
   const own = (service: StackService): Record<string, string> => {
@@ -90,7 +119,8 @@ export async function launchStack(options: LaunchOptions): Promise<LaunchedStack
       case 'agents':
         return { ...generous('agents'), PROJECTS_ADDR: addr('projects'), FILES_ADDR: addr('files') };
       case 'automations':
-        return { AGENTS_ADDR: addr('agents'), TRIGGER_SECRET_KEY };
+        // Its own due index, as it has its own webhook namespace: stacks on one Redis never run each other's schedules.
+        return { AGENTS_ADDR: addr('agents'), TRIGGER_SECRET_KEY, DUE_INDEX_NAMESPACE: dueNamespace };
       case 'webhooks':
         // Receivers in tests are local servers; each stack has its own queue and durables, so
         // stacks with other settings on the same Redis and NATS never take its deliveries.
@@ -113,15 +143,19 @@ export async function launchStack(options: LaunchOptions): Promise<LaunchedStack
     // The gateways first, so nothing new comes in while the services drain.
     for (const service of [...STACK_SERVICES].reverse()) await Promise.all((replicas[service] ?? []).map((s) => s.stop()));
   };
+  const start = (service: StackService, port: number) => spawnService(service, entry(service), { ...envOf[service], GRPC_PORT: String(port), PORT: String(port) });
   try {
-    for (const service of STACK_SERVICES) {
-      envOf[service] = { ...options.env, ...common, ...own(service), ...options.envOf?.[service] };
-      const started = await Promise.allSettled(Array.from({ length: count }, () => spawnService(service, entry(service), envOf[service])));
-      // Replicas that did start are kept, so that a failure stops them too.
-      replicas[service] = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-      const failed = started.find((s) => s.status === 'rejected');
-      if (failed) throw failed.reason;
-    }
+    for (const service of STACK_SERVICES) envOf[service] = { ...options.env, ...common, ...own(service), ...options.envOf?.[service] };
+    const started = await Promise.all(
+      STACK_SERVICES.map(async (service) => {
+        const settled = await Promise.allSettled(ports[service].map((port) => start(service, port)));
+        // Replicas that did start are kept, so that a failure stops them too.
+        replicas[service] = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+        return settled.find((s) => s.status === 'rejected');
+      }),
+    );
+    const failed = started.find((s) => s !== undefined);
+    if (failed) throw failed.reason;
   } catch (err) {
     await stop();
     throw err;
