@@ -8,6 +8,7 @@ import { configSchema as files } from '../services/files/src/config.js';
 import { configSchema as gateway } from '../services/gateway/src/config.js';
 import { configSchema as projects } from '../services/projects/src/config.js';
 import { configSchema as webhooks } from '../services/webhooks/src/config.js';
+import { openApiDocument } from '../services/gateway/src/openapi/document.js';
 
 /**
  * The README's configuration table against the code: every variable a process reads is there,
@@ -28,8 +29,9 @@ interface Row {
   scriptsOnly: boolean;
 }
 
+const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
+
 function configurationTable(): Row[] {
-  const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
   const start = readme.indexOf('| variable | service | default | meaning |');
   expect(start, 'the README has its configuration table').toBeGreaterThan(0);
   const lines = readme.slice(start).split('\n');
@@ -74,5 +76,19 @@ describe('README configuration table', () => {
           }),
     );
     expect(wrong).toEqual([]);
+  });
+});
+
+describe('README routes', () => {
+  it('README — every API path it mentions is a route of the gateway (OpenAPI document)', () => {
+    const routes = Object.keys((openApiDocument() as { paths: Record<string, unknown> }).paths).map((p) => p.split('/'));
+    // A mention is a whole path, a path's start (`/v1/hooks/`), or one with an example value in a `{param}` segment.
+    const isRoute = (mention: string) => {
+      const segments = mention.replace(/\/+$/, '').split('/');
+      return routes.some((route) => segments.length <= route.length && segments.every((s, i) => s === route[i] || (route[i]!.startsWith('{') && i === segments.length - 1) || (route[i]!.startsWith('{') && s.startsWith('{'))));
+    };
+    const mentions = [...new Set([...readme.matchAll(/\/v1\/[A-Za-z0-9_{}/.-]*/g)].map((m) => m[0]))];
+    expect(mentions.length).toBeGreaterThan(10);
+    expect(mentions.filter((m) => !isRoute(m))).toEqual([]);
   });
 });
