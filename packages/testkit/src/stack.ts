@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { InfraUrls } from './infra.js';
 import { spawnService, type SpawnedService } from './process.js';
 
-/** The processes of the stack, in the order they start (each needs the ones before it). */
+/** The processes of the stack; each is told the addresses of those before it that it calls. */
 export const STACK_SERVICES = ['files', 'projects', 'agents', 'automations', 'webhooks', 'gateway'] as const;
 export type StackService = (typeof STACK_SERVICES)[number];
 
@@ -31,14 +31,13 @@ export interface LaunchedStack {
   stop(): Promise<void>;
 }
 
-/** A port free on loopback now, for a process about to bind it (the kernel hands out another next time). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+/** `count` ports free on loopback now, all different (held together while they are picked), for processes about to bind them. */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer().listen(0, '127.0.0.1'));
+  await Promise.all(servers.map((s) => (s.listening ? undefined : once(s, 'listening'))));
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
 }
 
 const entry = (service: StackService) => fileURLToPath(new URL(`../../../services/${service}/dist/main.js`, import.meta.url));
@@ -84,8 +83,8 @@ async function launchOnce(options: LaunchOptions): Promise<LaunchedStack> {
   const count = options.replicas ?? 1;
   const replicas = {} as Record<StackService, SpawnedService[]>;
   const envOf = {} as Record<StackService, Record<string, string>>;
-  const ports = {} as Record<StackService, number[]>;
-  for (const service of STACK_SERVICES) ports[service] = await Promise.all(Array.from({ length: count }, freePort));
+  const picked = await freePorts(STACK_SERVICES.length * count);
+  const ports = Object.fromEntries(STACK_SERVICES.map((service, i) => [service, picked.slice(i * count, (i + 1) * count)])) as Record<StackService, number[]>;
   const addr = (service: StackService) => {
     const list = ports[service].map((port) => `127.0.0.1:${port}`);
     return list.length === 1 ? list[0]! : `ipv4:${list.join(',')}`;
