@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { killProcesses, replicaKeys, reviveProcesses } from './support/processes.js';
 import { spawnService } from '@workspace/testkit';
-import { request, startStack, type ApiUser, type Stack } from './support/stack.js';
+import { dropDurables, request, startStack, type ApiUser, type Stack } from './support/stack.js';
 import { Receiver } from './support/webhook-receiver.js';
 
 /**
@@ -186,7 +186,8 @@ describe('webhooks — delivery', () => {
 
   it('webhooks — another deployment on the same Redis and NATS (its own WEBHOOK_NAMESPACE) delivers none of this one\'s webhooks: the event arrives once', async () => {
     const mine = stack.services.webhooks!;
-    const other = await spawnService('webhooks-other', mine.entry, { ...mine.env, GRPC_PORT: '0', WEBHOOK_NAMESPACE: `other-${randomUUID().slice(0, 8)}` });
+    const namespace = `other-${randomUUID().slice(0, 8)}`;
+    const other = await spawnService('webhooks-other', mine.entry, { ...mine.env, GRPC_PORT: '0', WEBHOOK_NAMESPACE: namespace });
     try {
       // Its durables start at the next event: wait until they exist.
       await vi.waitFor(() => expect(other.logs.some((l) => l.msg === 'consuming events')).toBe(true), { timeout: 30_000, interval: 100 });
@@ -201,6 +202,7 @@ describe('webhooks — delivery', () => {
       expect((await u.request('GET', `/v1/webhooks/${webhookId}/deliveries`)).body.deliveries).toHaveLength(1);
     } finally {
       await other.stop();
+      await dropDurables(mine.env.NATS_URL!, [`${namespace}_`]);
     }
   });
 

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { connect } from '@nats-io/transport-node';
 import { inject } from 'vitest';
+import { STREAM_NAME } from '@workspace/platform';
 import { launchStack, mintToken, newUserId, spawnService, type InfraUrls, type SpawnedService } from '@workspace/testkit';
 
 export interface Stack {
@@ -47,6 +49,32 @@ export async function request(url: string, init: RequestInit): Promise<ApiRespon
     body = undefined;
   }
   return { status: res.status, headers: res.headers, body, text };
+}
+
+/**
+ * Deletes the durable consumers whose names start with one of `prefixes`, so that stacks leave
+ * none behind on a NATS that outlives them (each would otherwise be kept, and matched against
+ * every event, for good). Best effort: a NATS already gone (a suite's private one) is skipped.
+ */
+export async function dropDurables(natsUrl: string, prefixes: string[]): Promise<void> {
+  const nc = await connect({ servers: natsUrl.split(','), timeout: 2_000 }).catch(() => undefined);
+  if (!nc) return;
+  try {
+    const names: string[] = [];
+    for (let offset = 0; ; ) {
+      const reply = (await nc.request(`$JS.API.CONSUMER.NAMES.${STREAM_NAME}`, JSON.stringify({ offset }), { timeout: 2_000 })).json<{ consumers?: string[] | null; total?: number }>();
+      const page = reply.consumers ?? [];
+      names.push(...page);
+      offset += page.length;
+      if (page.length === 0 || offset >= (reply.total ?? 0)) break;
+    }
+    const ours = names.filter((n) => prefixes.some((p) => n.startsWith(p)));
+    await Promise.all(ours.map((n) => nc.request(`$JS.API.CONSUMER.DELETE.${STREAM_NAME}.${n}`, '', { timeout: 2_000 }).catch(() => undefined)));
+  } catch {
+    // Nothing to clean where the stream or the server is gone.
+  } finally {
+    await nc.close();
+  }
 }
 
 /**
@@ -107,6 +135,8 @@ export async function startStack(
       const all = Object.entries(services);
       await Promise.all(all.filter(([k]) => k.startsWith('gateway')).map(([, s]) => s.stop()));
       await Promise.all(all.map(([, s]) => s.stop()));
+      // The durables named after this stack's bucket (files' consumerGroup) and webhook namespace are its alone.
+      await dropDurables(infra.natsUrl, [`files-${launched.envOf.files.S3_BUCKET}_`, `${launched.envOf.webhooks.WEBHOOK_NAMESPACE}_`]);
     },
   };
 }
