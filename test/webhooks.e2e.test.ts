@@ -202,7 +202,7 @@ describe('webhooks — delivery', () => {
       expect((await u.request('GET', `/v1/webhooks/${webhookId}/deliveries`)).body.deliveries).toHaveLength(1);
     } finally {
       await other.stop();
-      await dropDurables(mine.env.NATS_URL!, [`${namespace}_`]);
+      await dropDurables(mine.env.NATS_URL!, [namespace]);
     }
   });
 

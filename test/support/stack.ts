@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { inject } from 'vitest';
-import { STREAM_NAME } from '@workspace/platform';
+import { durableName, STREAM_NAME } from '@workspace/platform';
+import { consumerGroup } from '../../services/files/src/config.js';
 import { launchStack, mintToken, newUserId, spawnService, type InfraUrls, type SpawnedService } from '@workspace/testkit';
 
 export interface Stack {
@@ -52,11 +53,12 @@ export async function request(url: string, init: RequestInit): Promise<ApiRespon
 }
 
 /**
- * Deletes the durable consumers whose names start with one of `prefixes`, so that stacks leave
- * none behind on a NATS that outlives them (each would otherwise be kept, and matched against
- * every event, for good). Best effort: a NATS already gone (a suite's private one) is skipped.
+ * Deletes the durable consumers of the consumer `groups`, so that stacks leave none behind on a
+ * NATS that outlives them (each would otherwise be kept, and matched against every event, for
+ * good). Best effort: a NATS already gone (a suite's private one) is skipped.
  */
-export async function dropDurables(natsUrl: string, prefixes: string[]): Promise<void> {
+export async function dropDurables(natsUrl: string, groups: string[]): Promise<void> {
+  const prefixes = groups.map((group) => durableName(group, ''));
   const nc = await connect({ servers: natsUrl.split(','), timeout: 2_000 }).catch(() => undefined);
   if (!nc) return;
   try {
@@ -135,8 +137,8 @@ export async function startStack(
       const all = Object.entries(services);
       await Promise.all(all.filter(([k]) => k.startsWith('gateway')).map(([, s]) => s.stop()));
       await Promise.all(all.map(([, s]) => s.stop()));
-      // The durables named after this stack's bucket (files' consumerGroup) and webhook namespace are its alone.
-      await dropDurables(infra.natsUrl, [`files-${launched.envOf.files.S3_BUCKET}_`, `${launched.envOf.webhooks.WEBHOOK_NAMESPACE}_`]);
+      // The consumer groups named after this stack's bucket and webhook namespace are its alone.
+      await dropDurables(infra.natsUrl, [consumerGroup(launched.envOf.files.S3_BUCKET!), launched.envOf.webhooks.WEBHOOK_NAMESPACE!]);
     },
   };
 }

@@ -50,3 +50,13 @@ export const configSchema = serviceConfig({ grpc: 50052, metrics: 9466 }).extend
 });
 
 export type FilesConfig = z.output<typeof configSchema>;
+
+/**
+ * The consumer group of the files services that share `bucket`: the index of a bucket lives
+ * under its name, so each event must be handled once per bucket, not once per NATS. Replicas
+ * of one deployment share it; deployments (or test stacks) on other buckets get their own.
+ */
+export function consumerGroup(bucket: string): string {
+  return `files-${bucket.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+

@@ -13,17 +13,8 @@ import { knowledgeTransferHandlers } from './grpc/knowledge-transfer.handlers.js
 import { Revisions } from './domain/revisions.js';
 import { MAX_PARTS, Uploads } from './domain/uploads.js';
 import { Workspace } from './domain/workspace.js';
-import { configSchema } from './config.js';
+import { configSchema, consumerGroup } from './config.js';
 import { filesHandlers } from './grpc/files.handlers.js';
-
-/**
- * The consumer group of the files services that share `bucket`: the index of a bucket lives
- * under its name, so each event must be handled once per bucket, not once per NATS. Replicas
- * of one deployment share it; deployments (or test stacks) on other buckets get their own.
- */
-export function consumerGroup(bucket: string): string {
-  return `files-${bucket.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-}
 
 /** FILE_REVISION_DAYS in milliseconds (at least one). */
 export function retentionMsOf(days: number): number {
