@@ -2,8 +2,9 @@ import { createConnection, createServer, type AddressInfo, type Socket } from 'n
 
 /**
  * A TCP proxy in front of the gateway that can cut the network: once armed, the first
- * connection whose client has sent more than `afterBytes` bytes over its life is destroyed on
- * both sides mid-stream, as a dropped link would. Everything else passes untouched.
+ * connection whose client has sent more than `afterBytes` bytes since then (a kept-alive
+ * connection counts afresh) is destroyed on both sides mid-stream, as a dropped link would.
+ * Everything else passes untouched.
  */
 export interface CuttingProxy {
   url: string;
@@ -15,20 +16,24 @@ export interface CuttingProxy {
 export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
   const { hostname, port } = new URL(target);
   const sockets = new Set<Socket>();
+  /** Bytes each client connection sent since the proxy was last armed. */
+  const sent = new Map<Socket, number>();
   let armed: { afterBytes: number; done: () => void } | undefined;
   const server = createServer((client) => {
     const upstream = createConnection({ host: hostname, port: Number(port) });
     sockets.add(client).add(upstream);
-    let sent = 0;
+    sent.set(client, 0);
     const drop = () => {
       client.destroy();
       upstream.destroy();
       sockets.delete(client);
       sockets.delete(upstream);
+      sent.delete(client);
     };
     client.on('data', (chunk: Buffer) => {
-      sent += chunk.byteLength;
-      if (armed && sent > armed.afterBytes) {
+      const total = (sent.get(client) ?? 0) + chunk.byteLength;
+      sent.set(client, total);
+      if (armed && total > armed.afterBytes) {
         const { done } = armed;
         armed = undefined;
         drop();
@@ -47,7 +52,11 @@ export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
   const { port: own } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${own}`,
-    cutAfter: (afterBytes) => new Promise<void>((resolve) => (armed = { afterBytes, done: resolve })),
+    cutAfter: (afterBytes) =>
+      new Promise<void>((resolve) => {
+        for (const client of sent.keys()) sent.set(client, 0);
+        armed = { afterBytes, done: resolve };
+      }),
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

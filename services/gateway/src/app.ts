@@ -18,6 +18,7 @@ import { idempotency } from './limits/idempotency.js';
 import type { IdempotencyStore } from './limits/idempotency-store.js';
 import { rateLimit, userBucket, type RateLimiter } from './limits/rate-limit.js';
 import type { UploadSlots } from './limits/upload-slots.js';
+import { TUS_PATH, tusDiscovery } from './tus/tus.routes.js';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -37,7 +38,7 @@ export interface GatewayDeps {
   /** Temporary links: their signer and the gateway's public address; absent: one random key for this process. */
   links?: LinkOptions;
   /** Resumable uploads (tus) keep their state in this Redis; absent: not served. */
-  tus?: { redis: RedisClient; expiryMs: number };
+  tus?: { redis: RedisClient; expiryMs: number; maxBytes: number };
   /** Browser origins allowed to call the API (CORS_ORIGINS); none when absent. */
   corsOrigins?: readonly string[];
 }
@@ -141,10 +142,11 @@ export function createApp(deps: GatewayDeps) {
     ...(deps.limits ? [rateLimit(deps.limits.rate, (_req, res) => userBucket(res.locals.userId as string))] : []),
     ensureHome(deps.clients.projects, deps.logger),
   ];
-  const routes = buildRoutes(deps.clients, { store: deps.store, logger: deps.logger, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs, links: deps.links, tus: deps.tus && { ...deps.tus, corsOrigins: deps.corsOrigins } });
+  const routes = buildRoutes(deps.clients, { store: deps.store, logger: deps.logger, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs, links: deps.links, tus: deps.tus });
   const openapi = buildOpenApi(routes, API_INFO);
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(docsRouter());
+  if (deps.tus) app.options(TUS_PATH, tusDiscovery(deps.tus.maxBytes));
   app.use(mountRoutes(routes, authenticate, guardsOf(deps.limits, deps.logger)));
   app.use((req, _res, next) => next(new AppError('ROUTE_NOT_FOUND', `no route for ${req.method} ${req.path}`)));
   app.use(errorHandler(deps.logger));

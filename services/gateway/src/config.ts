@@ -70,6 +70,8 @@ export const configSchema = processConfig({ metrics: 9464 })
           .array(z.object({ kid: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'a key id is 1–32 of A–Z a–z 0–9 _ -'), secret: z.string().min(32, 'a link secret has at least 32 characters') }))
           .refine((keys) => new Set(keys.map((k) => k.kid)).size === keys.length, 'key ids must differ'),
       ),
+    /** The largest upload (inclusive), as tus announces it (Tus-Max-Size): the files service's MAX_UPLOAD_BYTES, which it enforces. */
+    MAX_UPLOAD_BYTES: env.positiveInt(5 * 1024 ** 3),
     /** How long an unfinished resumable (tus) upload lives (its Upload-Expires); then it and its bytes go. */
     TUS_UPLOAD_EXPIRY_MS: env.positiveInt(24 * 3600_000),
     /** The gateway's public base URL (`https://api.example.com`) for temporary links; unset: the scheme and host each request came to. */

@@ -37,6 +37,8 @@ export interface GatewayOptions {
   links?: { keys: LinkKey[]; publicUrl?: string | undefined };
   /** TUS_UPLOAD_EXPIRY_MS: how long an unfinished resumable upload lives; default 24 h. */
   tusUploadExpiryMs?: number;
+  /** MAX_UPLOAD_BYTES, as tus announces it (Tus-Max-Size); default 5 GiB. The files service enforces it. */
+  maxUploadBytes?: number;
   /** CORS_ORIGINS: browser origins allowed to call the API. */
   corsOrigins?: readonly string[];
 }
@@ -102,7 +104,7 @@ export async function startGateway(options: GatewayOptions) {
     limits,
     ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
     links: { signer, publicUrl: options.links?.publicUrl },
-    tus: { redis, expiryMs: options.tusUploadExpiryMs ?? 24 * 3600_000 },
+    tus: { redis, expiryMs: options.tusUploadExpiryMs ?? 24 * 3600_000, maxBytes: options.maxUploadBytes ?? 5 * 1024 ** 3 },
   });
   const server: Server = createServer({ requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 65_000 }, app);
   server.on('clientError', answerClientError(options.logger));

@@ -28,6 +28,7 @@ const gateway = await startGateway({
   redis: { url: config.REDIS_URL, cluster: config.REDIS_CLUSTER },
   corsOrigins: config.CORS_ORIGINS,
   tusUploadExpiryMs: config.TUS_UPLOAD_EXPIRY_MS,
+  maxUploadBytes: config.MAX_UPLOAD_BYTES,
   links: { keys: config.LINK_SIGNING_KEYS, publicUrl: config.PUBLIC_URL },
   limits: { perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST, maxConcurrentUploads: config.MAX_CONCURRENT_UPLOADS },
 });

@@ -214,6 +214,19 @@ local function release(upload)
     if redis.call('DECRBY', RSVT, bytes) <= 0 then redis.call('DEL', RSVT) end
   end
 end
+-- Ends an upload's record (committed, aborted or expired): its reservation goes back, and the
+-- objects that held a resumable upload's unfinished part (its two tail slots) go with the sweep.
+-- → the record, or nil when it was gone.
+local function forget(upload)
+  local record = redis.call('HGET', P .. 'up', upload)
+  if not record then return nil end
+  redis.call('HDEL', P .. 'up', upload)
+  redis.call('ZREM', P .. 'upx', upload)
+  release(upload)
+  local r = cjson.decode(record)
+  if r.tail then redis.call('ZADD', G, NOW, r.key .. '.t0', NOW, r.key .. '.t1') end
+  return record
+end
 
 -- Appends a change; history older than KEEP_MS is trimmed, but never below KEEP_COUNT changes.
 local function log(t, kind, path, from, v)
@@ -343,11 +356,7 @@ local quota = tonumber(ARGV[14])
 -- The upload's own reservation becomes its bytes; everyone else's still counts.
 local others = used() + reserved() - (upload ~= '' and reservedBy(upload) or 0)
 if quota > 0 and others + (same and 0 or tonumber(size)) > quota then return { 'QUOTA_EXCEEDED', tostring(others), ARGV[14] } end
-if upload ~= '' then
-  redis.call('HDEL', P .. 'up', upload)
-  redis.call('ZREM', P .. 'upx', upload)
-  release(upload)
-end
+if upload ~= '' then forget(upload) end
 if same then redis.call('ZADD', G, NOW, field(ARGV[10], 4)) end
 if old then unref(field(old, 4)) end
 written(path, old, v)
@@ -609,11 +618,8 @@ return 0
  * → its record, or false when another caller claimed it or it was committed.
  */
 export const CLAIM_UPLOAD = `${PRELUDE}
-local record = redis.call('HGET', P .. 'up', ARGV[7])
+local record = forget(ARGV[7])
 if not record then return false end
-redis.call('HDEL', P .. 'up', ARGV[7])
-redis.call('ZREM', P .. 'upx', ARGV[7])
-release(ARGV[7])
 redis.call('ZADD', G, NOW, cjson.decode(record).key)
 return record
 `;

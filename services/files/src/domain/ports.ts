@@ -16,6 +16,11 @@ export interface PendingUpload {
   mimeType: string;
   /** How long it may go without a call before the sweeper ends it, when the caller asked for longer than UPLOAD_PENDING_MS (a resumable upload). */
   idleMs?: number;
+  /**
+   * Set once a resumable upload keeps an unfinished part in the store between its requests
+   * (objects `<key>.t0` and `<key>.t1`, written in turn): they go with the upload's end.
+   */
+  tail?: boolean;
 }
 
 /** One page of a listing from the index. */

@@ -104,6 +104,24 @@ export class Uploads {
   }
 
   /**
+   * URLs of the two objects a resumable upload keeps its unfinished part in between requests
+   * (written in turn, so the one in use is never overwritten; both go when the upload ends),
+   * by slot: `put[0]`, `get[0]` for `<key>.t0` and so on. Also keeps the upload pending.
+   */
+  async tail(userId: string, uploadId: string): Promise<{ put: string[]; get: string[] }> {
+    const upload = await this.#pending(userId, uploadId);
+    upload.tail = true;
+    if (!(await this.#o.index.touchUpload(userId, uploadId, upload, this.#o.clock() + (upload.idleMs ?? this.#o.pendingMs)))) throw gone();
+    const seconds = this.#urlSeconds();
+    const slots = [`${upload.key}.t0`, `${upload.key}.t1`];
+    const [put, get] = await Promise.all([
+      Promise.all(slots.map((key) => this.#o.blobs.presignPut(key, seconds))),
+      Promise.all(slots.map((key) => this.#o.blobs.presignGet(key, seconds))),
+    ]);
+    return { put, get };
+  }
+
+  /**
    * Reserves quota for the bytes the caller is about to send (`totalBytes`: all it will have
    * sent then), so that uploads that together would pass FILE_QUOTA_BYTES are refused while
    * they stream, not after their bytes reached the store. Settled by the commit, given back by

@@ -99,6 +99,10 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
     beginUpload: async (req, ctx) =>
       uploads.begin(requireUser(ctx), { path: req.path, filename: req.filename, onConflict: conflictMode(req.onConflict), idleMs: req.idleMs }),
     uploadParts: async (req, ctx) => ({ urls: await uploads.parts(requireUser(ctx), req.uploadId, req.firstPartNumber, req.count) }),
+    uploadTail: async (req, ctx) => {
+      const { put, get } = await uploads.tail(requireUser(ctx), req.uploadId);
+      return { putUrls: put, getUrls: get };
+    },
     commitUpload: async (req, ctx) => {
       const stored = await uploads.commit(requireUser(ctx), req.uploadId, { size: req.size, sha256: req.sha256, parts: req.parts });
       ctx.logger.info({ size: stored.size }, 'file uploaded');

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { Request, Response } from 'express';
 import { AppError, errors } from '@workspace/platform';
@@ -44,11 +44,18 @@ export interface UploadFormOptions<T> {
 }
 
 const FIELD_NAMES: ReadonlySet<keyof UploadFields> = new Set(['path', 'onConflict']);
+/** The longest form field value (a path is at most 900 bytes). */
+const FIELD_BYTES = 4096;
+/**
+ * The largest `file` part without a filename (busboy reads it as a text field, in memory): the
+ * bound on what a form's fields may hold, whatever the client sends.
+ */
+const TEXT_FILE_PART_BYTES = 1024 * 1024;
 
 /**
  * busboy decodes form text (values, `filename` and `filename*`) before we see it, with U+FFFD
- * in place of bytes that are not UTF-8: a path or file name holding U+FFFD is refused, so that
- * such bytes never name another file (the same rule as for query parameters, strict-utf8.ts).
+ * in place of bytes that are not UTF-8: a value holding U+FFFD is refused (the same rule as for
+ * query parameters, strict-utf8.ts; paths and file names by the upload session).
  */
 const REPLACEMENT = '\uFFFD';
 const NOT_UTF8 = (what: string) => `${what} is not valid UTF-8 (U+FFFD, which stands for bytes that are not, is refused too)`;
@@ -69,7 +76,11 @@ export function readUploadForm<T>(req: Request, res: Response, { fromQuery, idle
 
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fieldSize: 4096, fields: 4, files: 2, parts: 6 } });
+      parser = busboy({
+        headers: req.headers,
+        defParamCharset: 'utf8',
+        limits: { fieldSize: TEXT_FILE_PART_BYTES, fields: 4, files: 2, parts: 6 },
+      });
     } catch {
       reject(errors.invalidArgument('malformed multipart/form-data request (no boundary?)'));
       return;
@@ -101,38 +112,49 @@ export function readUploadForm<T>(req: Request, res: Response, { fromQuery, idle
       } else reject(err);
     };
 
-    parser.on('field', (name, value, info) => {
-      if (file) return fail(errors.invalidArgument(`the "${name}" part must come before the "file" part`, name));
-      if (!fieldNames.has(name as keyof UploadFields)) return fail(errors.invalidArgument(`unknown form field "${name}"`, name));
-      const key = name as keyof UploadFields;
-      if (fields[key] !== undefined) return fail(errors.invalidArgument(`${name} is given more than once`, name));
-      if (info.valueTruncated) return fail(errors.invalidArgument(`${name} is too long`, name));
-      if (value.includes(REPLACEMENT)) return fail(name === 'path' ? errors.invalidPath(NOT_UTF8('path')) : errors.invalidArgument(NOT_UTF8(name), name));
-      fields[key] = value;
-    });
-    parser.on('file', (name, stream, info) => {
-      if (file || name !== 'file') {
-        stream.resume();
-        const why = file ? (name === 'file' ? 'only one file may be uploaded per request' : `the "${name}" part must come before the "file" part`) : `unknown form part "${name}"; the file goes in "file"`;
-        return fail(errors.invalidArgument(why, name));
-      }
+    /** The file part begins: the upload starts with the fields read so far. */
+    const startFile = (filename: string, stream: Readable) => {
       // Failures reach the upload through its iteration of the stream and `formDone`; an error
       // emitted after that iteration ended must not go unhandled (it would end the process).
       // busboy's own errors (a body cut off before the closing delimiter) are the client's.
       stream.on('error', (err) => {
         if (!(err instanceof AppError)) fail(errors.invalidArgument('malformed or incomplete multipart/form-data body'));
       });
-      const filename = decodeFormFilename(info.filename ?? '');
-      if (filename.includes(REPLACEMENT)) {
-        stream.resume();
-        return fail(errors.invalidPath(NOT_UTF8('the file name')));
-      }
       file = { filename, stream };
       onFile(fields, file, done).then(resolve, (err: unknown) => {
         const answer = err instanceof AppError ? err : (failure ?? errors.internal(err));
         fail(answer);
         reject(answer);
       });
+    };
+
+    parser.on('field', (name, value, info) => {
+      if (state !== 'reading') return;
+      if (file) return fail(errors.invalidArgument(`the "${name}" part must come before the "file" part`, name));
+      // A `file` part without a filename nor Content-Type application/octet-stream (curl's
+      // `-F file=<notes.txt`) reaches us as text: it is the file, when `path` names it.
+      if (name === 'file') {
+        if (info.valueTruncated) return fail(errors.invalidArgument(`a "file" part without a filename is read as text of at most ${TEXT_FILE_PART_BYTES} bytes: give it a filename or Content-Type: application/octet-stream`, 'file'));
+        if (value.includes(REPLACEMENT)) return fail(errors.invalidArgument(`a "file" part without a filename is read as text and must be UTF-8: give it a filename or Content-Type: application/octet-stream`, 'file'));
+        return startFile('', Readable.from([Buffer.from(value, 'utf8')]));
+      }
+      if (!fieldNames.has(name as keyof UploadFields)) return fail(errors.invalidArgument(`unknown form field "${name}"`, name));
+      const key = name as keyof UploadFields;
+      if (fields[key] !== undefined) return fail(errors.invalidArgument(`${name} is given more than once`, name));
+      if (info.valueTruncated || value.length > FIELD_BYTES) return fail(errors.invalidArgument(`${name} is too long`, name));
+      // A path is checked with the file's name by the upload session (one rule for every way in).
+      if (key !== 'path' && value.includes(REPLACEMENT)) return fail(errors.invalidArgument(NOT_UTF8(name), name));
+      fields[key] = value;
+    });
+    parser.on('file', (name, stream, info) => {
+      // busboy may still emit parts it parsed before a refusal: nothing starts after one.
+      if (state !== 'reading') return void stream.resume();
+      if (file || name !== 'file') {
+        stream.resume();
+        const why = file ? (name === 'file' ? 'only one file may be uploaded per request' : `the "${name}" part must come before the "file" part`) : `unknown form part "${name}"; the file goes in "file"`;
+        return fail(errors.invalidArgument(why, name));
+      }
+      startFile(decodeFormFilename(info.filename ?? ''), stream);
     });
     parser.on('partsLimit', () => fail(errors.invalidArgument('too many form parts')));
     parser.on('fieldsLimit', () => fail(errors.invalidArgument('too many form fields')));

@@ -19,7 +19,7 @@ export const API_INFO: ApiInfo = {
 export function openApiDocument(): Record<string, unknown> {
   const clients = { projects: {}, agents: {}, files: {}, automations: {}, webhooks: {} } as unknown as Clients;
   // tus's routes need a Redis only when they serve: the document never reaches it.
-  const tus = { redis: {} as RedisClient, expiryMs: 24 * 3_600_000 };
+  const tus = { redis: {} as RedisClient, expiryMs: 24 * 3_600_000, maxBytes: 5 * 1024 ** 3 };
   const routes = buildRoutes(clients, { store: {} as ObjectStore, logger: createLogger('openapi', 'silent'), uploadIdleTimeoutMs: 1_000, tus });
   return buildOpenApi(routes, API_INFO);
 }

@@ -31,7 +31,7 @@ export interface Clients {
 export type RouteOptions = Omit<FilesRouteDeps, 'files' | 'projects'> & {
   links?: LinkOptions | undefined;
   /** Resumable uploads (tus): their Redis and settings; absent: not served. */
-  tus?: Pick<TusOptions, 'redis' | 'expiryMs' | 'corsOrigins'> | undefined;
+  tus?: Pick<TusOptions, 'redis' | 'expiryMs' | 'maxBytes'> | undefined;
 };
 
 /** Every route of the API, in the order they are matched. */
@@ -44,7 +44,7 @@ export function buildRoutes(clients: Clients, options: RouteOptions): RouteDef[]
     ...agentTransferRoutes({ agents: clients.agents, files: clients.files, store: options.store, logger: options.logger, uploadIdleTimeoutMs: options.uploadIdleTimeoutMs }),
     ...filesRoutes({ ...options, files: clients.files, projects: clients.projects }),
     ...linksRoutes({ files: clients.files, store: options.store, links: options.links ?? { signer: LinkSigner.ephemeral() } }),
-    ...(options.tus ? tusRoutes({ ...options.tus, files: clients.files, store: options.store, logger: options.logger, publicUrl: options.links?.publicUrl }) : []),
+    ...(options.tus ? tusRoutes({ ...options.tus, files: clients.files, store: options.store, logger: options.logger, idleTimeoutMs: options.uploadIdleTimeoutMs, publicUrl: options.links?.publicUrl }) : []),
     ...(clients.automations ? automationsRoutes(clients.automations) : []),
     ...usageRoutes(clients),
     ...(clients.webhooks ? webhooksRoutes(clients.webhooks) : []),

@@ -1,17 +1,11 @@
-import { AppError, errors } from '@workspace/platform';
+import { AppError } from '@workspace/platform';
 import type { UploadFileResponse } from '@workspace/proto/workspace/files/v1/files';
 import { readUploadForm, type FileHandler } from '../http/upload-form.js';
-import { sendBody, type PartSink } from '../http/upload-transfer.js';
 import { UploadForm, UploadQuery, UploadResult } from '../schemas/files.schemas.js';
-import { conflictMode } from './files.json.js';
+import { UploadSession } from '../transfer/upload-session.js';
 import type { FilesRouteDeps } from './files.routes.js';
 import { defineRoute, type RouteDef, type RouteInput } from './route.js';
 import * as ex from './examples/files.examples.js';
-
-/** CommitUpload completes the store's multipart upload, which takes seconds for thousands of parts. */
-const COMMIT_DEADLINE_MS = 120_000;
-/** AbortUpload is best effort: the pending record lets the sweeper remove what it leaves. */
-const ABORT_DEADLINE_MS = 10_000;
 
 type Call = RouteInput<unknown, unknown, unknown>['call'];
 
@@ -48,36 +42,20 @@ export function uploadRoute(deps: FilesRouteDeps): RouteDef {
 }
 
 /**
- * BeginUpload (which refuses early what conflicts now), the bytes straight to the store, then
- * CommitUpload — only after the form's closing delimiter. Any failure on the way aborts the
- * pending upload and commits nothing.
+ * The upload session takes the file (names, destination, quota, parts, hash); it is committed
+ * only after the form's closing delimiter. Any failure on the way aborts it and stores nothing.
  */
 function storeFile(deps: FilesRouteDeps, call: Call): FileHandler<UploadFileResponse> {
   return async (fields, file, formDone) => {
-    const onConflict = conflictMode(fields.onConflict ?? 'error');
-    if (onConflict === undefined) throw errors.invalidArgument('onConflict must be error, overwrite or uuid', 'onConflict');
-    const begun = await deps.files.beginUpload({ ...(fields.path !== undefined && { path: fields.path }), filename: file.filename, onConflict, idleMs: 0 }, call);
+    const session = await UploadSession.begin(deps, call, { path: fields.path, filename: file.filename, onConflict: fields.onConflict });
     try {
-      const sink: PartSink = {
-        reserve: async (totalBytes) => void (await deps.files.reserveUpload({ uploadId: begun.uploadId, totalBytes }, call)),
-        partUrls: async (first, count) => (await deps.files.uploadParts({ uploadId: begun.uploadId, firstPartNumber: first, count }, call)).urls,
-        put: (url, body, signal) => deps.store.put(url, body, signal),
-      };
-      const sent = await sendBody(file.stream, { target: begun, sink, signal: call.signal });
-      // The file part ended, but only the closing delimiter makes the body whole (CONTRACT §5).
+      const sent = await session.send(file.stream);
+      // The file part ended, but only the closing delimiter makes the body whole.
       await formDone;
-      // Without the client's signal: once the whole body is in, its sender leaving does not undo it.
-      return await deps.files.commitUpload({ uploadId: begun.uploadId, ...sent }, { userId: call.userId, requestId: call.requestId, deadlineMs: COMMIT_DEADLINE_MS });
+      return await session.commit(sent);
     } catch (err) {
-      abortUpload(deps, call, begun.uploadId);
+      session.abort();
       throw err;
     }
   };
-}
-
-/** Fire and forget: the error answer does not wait for it, and a failure is only logged. */
-function abortUpload(deps: FilesRouteDeps, call: Call, uploadId: string): void {
-  deps.files.abortUpload({ uploadId }, { userId: call.userId, requestId: call.requestId, deadlineMs: ABORT_DEADLINE_MS }).catch((err: unknown) => {
-    deps.logger.warn({ err, requestId: call.requestId, uploadId }, 'could not abort an upload; the sweeper will remove it');
-  });
 }

@@ -1,6 +1,9 @@
 import type { RedisClient } from '@workspace/platform';
 
-/** One tus upload as every gateway replica sees it (CONTRACT §15): all of it lives in Redis. */
+/**
+ * One tus upload as every gateway replica sees it: small state only (no bytes; those are in
+ * the store, as parts of the multipart upload or as its tail object).
+ */
 export interface TusState {
   userId: string;
   /** The files service's pending upload (BeginUpload). */
@@ -11,39 +14,40 @@ export interface TusState {
   /** From BeginUpload: the single-PUT URL, the part size, the largest size accepted. */
   putUrl: string;
   partSize: number;
+  maxBytes: number;
   /** Parts already in the store, in order. */
   parts: { partNumber: number; etag: string }[];
   /** SHA-256 state (hash-wasm `save()`, base64) after the bytes of `parts`. */
   hash: string;
+  /**
+   * The bytes after the last whole part (fewer than a part), kept in the store in tail object
+   * `slot` (0 or 1). A PATCH writes the other slot and then points here, so the object this
+   * names is never the one being written.
+   */
+  tail: { slot: 0 | 1; bytes: number };
   /** Set once committed: the upload is complete and stored at `path`. */
   committedPath?: string;
 }
 
-/** The state and the bytes received after the last whole part (fewer than a part), kept together. */
-export interface TusRecord {
-  state: TusState;
-  tail: Buffer;
-}
-
-const key = (id: string) => `tus:{${id}}`;
+/** Records of the earlier layout (state and tail bytes in a hash) are not read: they expire by themselves. */
+const key = (id: string) => `tus:v2:{${id}}`;
 
 /**
- * tus uploads in one Redis hash each (`state` JSON and `tail` bytes, written together), which
- * expires with the upload: an abandoned upload's record goes by itself, and its parts with the
- * files service's pending upload (the sweeper).
+ * tus uploads, one small JSON string each, which expires with the upload: an abandoned
+ * upload's record goes by itself, and its parts and tail with the files service's pending
+ * upload (the sweeper).
  */
 export class TusStateRepo {
   constructor(private readonly redis: RedisClient) {}
 
-  async get(id: string): Promise<TusRecord | undefined> {
-    const [state, tail] = await this.redis.hmgetBuffer(key(id), 'state', 'tail');
-    if (!state) return undefined;
-    return { state: JSON.parse(state.toString('utf8')) as TusState, tail: tail ?? Buffer.alloc(0) };
+  async get(id: string): Promise<TusState | undefined> {
+    const raw = await this.redis.get(key(id));
+    return raw ? (JSON.parse(raw) as TusState) : undefined;
   }
 
-  /** Writes state and tail in one step; `expiresAt` (ms) is when the record goes. */
-  async put(id: string, record: TusRecord, expiresAt: number): Promise<void> {
-    await this.redis.multi().hset(key(id), 'state', JSON.stringify(record.state), 'tail', record.tail).pexpireat(key(id), expiresAt).exec();
+  /** `expiresAt` (ms) is when the record goes. */
+  async put(id: string, state: TusState, expiresAt: number): Promise<void> {
+    await this.redis.set(key(id), JSON.stringify(state), 'PXAT', expiresAt);
   }
 
   async delete(id: string): Promise<void> {

@@ -2,29 +2,24 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Readable } from 'node:stream';
 import { DataStore, ERRORS, Upload } from '@tus/utils';
 import { createSHA256 } from 'hash-wasm';
-import { AppError, errors, type Logger } from '@workspace/platform';
-import type { ObjectStore } from '../http/object-store.js';
-import { conflictMode } from '../routes/files.json.js';
-import type { FilesClient } from '../routes/files.routes.js';
+import { AppError, errors } from '@workspace/platform';
+import { IdleTimer } from '../http/idle-timer.js';
+import { STORE_DEADLINE_MS, UploadSession, type UploadCall, type UploadDeps } from '../transfer/upload-session.js';
 import type { TusStateRepo, TusState } from './tus-state.redis.js';
 
 /** Who is asking: set around every tus request by the route (tus's hooks do not carry it). */
-export interface TusCall {
-  userId: string;
-  requestId: string;
+export interface TusCall extends UploadCall {
+  /** Ends the request's connection (a PATCH that stalled). */
+  cut(): void;
 }
 export const tusCall = new AsyncLocalStorage<TusCall>();
 
-/** CommitUpload completes the multipart upload: seconds for thousands of parts. */
-const COMMIT_DEADLINE_MS = 120_000;
-
-export interface TusStoreOptions {
-  files: FilesClient;
-  store: ObjectStore;
+export interface TusStoreOptions extends UploadDeps {
   repo: TusStateRepo;
-  logger: Logger;
-  /** How long an unfinished upload lives (Upload-Expires); 24 h by default (CONTRACT §15). */
+  /** How long an unfinished upload lives (Upload-Expires); 24 h by default. */
   expiryMs: number;
+  /** A PATCH that sends no byte for this long ends like a cut-off one (UPLOAD_IDLE_TIMEOUT_MS). */
+  idleTimeoutMs: number;
 }
 
 function current(): TusCall {
@@ -33,18 +28,24 @@ function current(): TusCall {
   return call;
 }
 
+/** The end of a PATCH whose client went away or stalled: not an error of the upload. */
+class CutOff extends Error {}
+
 /**
- * A tus DataStore on the data path of every upload (CONTRACT §5): the files service decides
- * (BeginUpload refuses a conflict early, CommitUpload decides), the bytes go straight to the
- * store by the presigned part URLs it hands out, and nothing but a part's worth of the newest
- * bytes (the tail, in Redis) is held between requests. SHA-256 is carried across requests and
- * replicas as hash-wasm's saved state after the last whole part. The file is committed when its
- * last byte arrives; only then does the offset reach the length.
+ * A tus DataStore over the upload session: the session decides and refuses (names, limit,
+ * quota reserved for Upload-Length at creation, conflicts), whole parts go to the store by
+ * presigned URL as they fill, and the bytes after the last whole part wait between requests in
+ * a tail object in the store (never in Redis, which holds only small state). SHA-256 is carried
+ * across requests and replicas as hash-wasm's saved state after the last whole part. The file
+ * is committed when its last byte arrives (at creation for an empty one); only then does the
+ * offset reach the length.
  */
 export class TusStore extends DataStore {
+  static readonly EXTENSIONS = ['creation', 'creation-with-upload', 'expiration', 'termination'];
+
   constructor(private readonly o: TusStoreOptions) {
     super();
-    this.extensions = ['creation', 'creation-with-upload', 'expiration', 'termination'];
+    this.extensions = [...TusStore.EXTENSIONS];
   }
 
   override getExpiration(): number {
@@ -54,132 +55,153 @@ export class TusStore extends DataStore {
   override async create(upload: Upload): Promise<Upload> {
     const call = current();
     const meta = upload.metadata ?? {};
-    const onConflict = conflictMode(meta.onConflict ?? 'error');
-    if (onConflict === undefined) throw errors.invalidArgument('onConflict must be error, overwrite or uuid', 'Upload-Metadata.onConflict');
     if (upload.size === undefined) throw errors.invalidArgument('Upload-Length is required (deferred lengths are not supported)', 'Upload-Length');
     // Kept pending as long as the tus upload lives (Upload-Expires), not UPLOAD_PENDING_MS.
-    const begun = await this.o.files.beginUpload({ ...(meta.path != null && { path: meta.path }), filename: meta.filename ?? '', onConflict, idleMs: this.o.expiryMs }, call);
-    if (upload.size > begun.maxBytes) {
-      await this.abort(begun.uploadId, call);
-      throw new AppError('PAYLOAD_TOO_LARGE', `the upload is larger than the limit of ${begun.maxBytes} bytes`);
-    }
-    // Upload-Length is known: its bytes reserve room in FILE_QUOTA_BYTES before any is sent
-    // (403 QUOTA_EXCEEDED at creation); the commit settles it, an abort or expiry gives it back.
-    try {
-      await this.o.files.reserveUpload({ uploadId: begun.uploadId, totalBytes: upload.size }, call);
-    } catch (err) {
-      await this.abort(begun.uploadId, call);
-      throw err;
-    }
+    const session = await UploadSession.begin(
+      this.o,
+      call,
+      { path: meta.path, filename: meta.filename ?? '', onConflict: meta.onConflict, onConflictField: 'Upload-Metadata.onConflict' },
+      { declaredSize: upload.size, idleMs: this.o.expiryMs },
+    );
     const hasher = await createSHA256();
     hasher.init();
-    const creationDate = new Date().toISOString();
     const state: TusState = {
       userId: call.userId,
-      uploadId: begun.uploadId,
+      uploadId: session.uploadId,
       size: upload.size,
       metadata: meta,
-      creationDate,
-      putUrl: begun.putUrl,
-      partSize: Number(begun.partSize),
+      creationDate: new Date().toISOString(),
+      putUrl: session.target.putUrl,
+      partSize: session.target.partSize,
+      maxBytes: session.target.maxBytes,
       parts: [],
       hash: Buffer.from(hasher.save()).toString('base64'),
+      tail: { slot: 0, bytes: 0 },
     };
-    await this.o.repo.put(upload.id, { state, tail: Buffer.alloc(0) }, this.expiresAt(state));
-    return new Upload({ id: upload.id, size: upload.size, offset: 0, metadata: meta, creation_date: creationDate });
+    // The empty file is whole at creation: stored now, as tus's creation then reports it done.
+    if (upload.size === 0) await this.finish(upload.id, state, Buffer.alloc(0), session);
+    else await this.o.repo.put(upload.id, state, this.expiresAt(state));
+    return new Upload({ id: upload.id, size: upload.size, offset: 0, metadata: meta, creation_date: state.creationDate });
   }
 
   override async getUpload(id: string): Promise<Upload> {
-    const { state, tail } = await this.load(id);
-    return new Upload({ id, size: state.size, offset: this.offsetOf(state, tail), metadata: state.metadata, creation_date: state.creationDate });
+    const state = await this.load(id);
+    return new Upload({ id, size: state.size, offset: this.offsetOf(state), metadata: state.metadata, creation_date: state.creationDate });
   }
 
   override async remove(id: string): Promise<void> {
-    const { state } = await this.load(id);
+    const state = await this.load(id);
     await this.o.repo.delete(id);
-    if (!state.committedPath) await this.abort(state.uploadId, current());
+    if (!state.committedPath) await this.session(state, current()).abortNow();
   }
 
   override async write(stream: Readable, id: string, offset: number): Promise<number> {
     const call = current();
-    const record = await this.load(id);
-    const { state } = record;
+    const state = await this.load(id);
     if (state.committedPath) return state.size;
     // tus checked the offset under its lock; a mismatch here is a record changed meanwhile.
-    if (offset !== this.offsetOf(state, record.tail)) throw ERRORS.INVALID_OFFSET;
-    const pending: Buffer[] = record.tail.byteLength ? [record.tail] : [];
-    let pendingBytes = record.tail.byteLength;
-    let sealed = this.sealedBytes(state);
+    if (offset !== this.offsetOf(state)) throw ERRORS.INVALID_OFFSET;
+    const session = this.session(state, call);
+    let urls: { put: string[]; get: string[] } | undefined;
+    const tailUrls = async () => (urls ??= await session.tailUrls());
+    const idle = new IdleTimer(this.o.idleTimeoutMs, () => {
+      stream.destroy(new CutOff('the upload stalled'));
+      call.cut();
+    });
+    const pending: Buffer[] = [];
+    let pendingBytes = 0;
     // Set while a part goes to the store: a failure then is the store's, not a client cut off.
     let storing = false;
     try {
+      if (state.tail.bytes > 0) {
+        storing = true;
+        const tail = await this.readTail((await tailUrls()).get[state.tail.slot]!, state.tail.bytes);
+        storing = false;
+        pending.push(tail);
+        pendingBytes = tail.byteLength;
+      }
+      idle.start();
       for await (const chunk of stream as AsyncIterable<Buffer>) {
+        idle.touch();
         pending.push(chunk);
         pendingBytes += chunk.byteLength;
-        if (sealed + pendingBytes > state.size) throw errors.invalidArgument('more bytes than Upload-Length', 'Upload-Length');
+        if (this.sealedBytes(state) + pendingBytes > state.size) throw errors.invalidArgument('more bytes than Upload-Length', 'Upload-Length');
         // A whole part that is not the last one goes to the store now.
-        while (pendingBytes >= state.partSize && sealed + state.partSize < state.size) {
+        while (pendingBytes >= state.partSize && this.sealedBytes(state) + state.partSize < state.size) {
           const all = Buffer.concat(pending);
+          idle.stop();
           storing = true;
-          await this.sealPart(id, state, all.subarray(0, state.partSize), call);
+          await this.sealPart(id, state, all.subarray(0, state.partSize), session);
           storing = false;
-          sealed += state.partSize;
+          idle.start();
           pending.length = 0;
           pending.push(all.subarray(state.partSize));
           pendingBytes = all.byteLength - state.partSize;
         }
       }
     } catch (err) {
-      // Cut off: what came after the last whole part is dropped; the client resumes from HEAD's offset.
+      // Cut off or stalled: what came after the last whole part is dropped (the tail written
+      // before stays while no part was sealed since); the client resumes from HEAD's offset.
       if (err instanceof AppError) throw err;
       if (storing) throw errors.unavailable('the object store', err);
-      return sealed + (sealed === this.sealedBytes(record.state) ? record.tail.byteLength : 0);
+      return this.offsetOf(state);
+    } finally {
+      idle.stop();
     }
     const tail = Buffer.concat(pending);
-    if (sealed + tail.byteLength < state.size) {
-      await this.o.repo.put(id, { state, tail }, this.expiresAt(state));
-      return sealed + tail.byteLength;
+    if (this.sealedBytes(state) + tail.byteLength === state.size) {
+      await this.finish(id, state, tail, session);
+      return state.size;
     }
-    await this.finish(id, state, tail, call);
-    return state.size;
+    if (tail.byteLength > 0) {
+      const slot = state.tail.slot === 0 ? 1 : 0;
+      await this.o.store.put((await tailUrls()).put[slot]!, tail, AbortSignal.timeout(STORE_DEADLINE_MS));
+      state.tail = { slot, bytes: tail.byteLength };
+    } else state.tail = { ...state.tail, bytes: 0 };
+    await this.o.repo.put(id, state, this.expiresAt(state));
+    return this.offsetOf(state);
   }
 
-  /** The last bytes: the last part (or the single PUT), then CommitUpload under §5's rules. */
-  private async finish(id: string, state: TusState, tail: Buffer, call: TusCall): Promise<void> {
+  /** The last bytes: the last part (or the single PUT), then the commit under the upload rules. */
+  private async finish(id: string, state: TusState, tail: Buffer, session: UploadSession): Promise<void> {
     const hasher = await this.hasher(state);
     hasher.update(tail);
     try {
       // The single PUT's URL was made at creation and may have expired since (an upload resumed
       // hours later): a body that arrives later goes as one part, under a URL asked for now.
-      if (state.parts.length === 0 && tail.byteLength === 0) await this.o.store.put(state.putUrl, tail, AbortSignal.timeout(COMMIT_DEADLINE_MS));
-      else await this.putPart(state, tail, call);
-      const committed = await this.o.files.commitUpload(
-        { uploadId: state.uploadId, size: state.size, sha256: hasher.digest('hex'), parts: state.parts },
-        { ...call, deadlineMs: COMMIT_DEADLINE_MS },
-      );
-      await this.o.repo.put(id, { state: { ...state, committedPath: committed.path }, tail: Buffer.alloc(0) }, this.expiresAt(state));
+      if (state.parts.length === 0 && tail.byteLength === 0) await session.putWhole(tail);
+      else state.parts.push(await session.putPart(state.parts.length + 1, tail));
+      const committed = await session.commit({ size: state.size, sha256: hasher.digest('hex'), parts: state.parts });
+      await this.o.repo.put(id, { ...state, parts: [], tail: { slot: 0, bytes: 0 }, committedPath: committed.path }, this.expiresAt(state));
     } catch (err) {
       // A conflict found at commit (or any failure there): nothing is stored and the upload ends.
       await this.o.repo.delete(id);
-      await this.abort(state.uploadId, call);
+      await session.abortNow();
       throw err;
     }
   }
 
-  private async sealPart(id: string, state: TusState, part: Buffer, call: TusCall): Promise<void> {
+  private async sealPart(id: string, state: TusState, part: Buffer, session: UploadSession): Promise<void> {
     const hasher = await this.hasher(state);
-    await this.putPart(state, part, call);
+    state.parts.push(await session.putPart(state.parts.length + 1, part));
     hasher.update(part);
     state.hash = Buffer.from(hasher.save()).toString('base64');
-    await this.o.repo.put(id, { state, tail: Buffer.alloc(0) }, this.expiresAt(state));
+    state.tail = { ...state.tail, bytes: 0 };
+    await this.o.repo.put(id, state, this.expiresAt(state));
   }
 
-  private async putPart(state: TusState, body: Buffer, call: TusCall): Promise<void> {
-    const partNumber = state.parts.length + 1;
-    const [url] = (await this.o.files.uploadParts({ uploadId: state.uploadId, firstPartNumber: partNumber, count: 1 }, call)).urls;
-    if (!url) throw errors.internal(new Error('UploadParts answered no URL'));
-    const etag = await this.o.store.put(url, body, AbortSignal.timeout(COMMIT_DEADLINE_MS));
-    state.parts.push({ partNumber, etag });
+  /** The tail object's bytes (fewer than a part), checked against the length the state records. */
+  private async readTail(url: string, bytes: number): Promise<Buffer> {
+    const res = await this.o.store.get(url, undefined, AbortSignal.timeout(STORE_DEADLINE_MS));
+    const chunks: Buffer[] = [];
+    for await (const chunk of res as AsyncIterable<Buffer>) chunks.push(chunk);
+    const tail = Buffer.concat(chunks);
+    if (tail.byteLength !== bytes) throw errors.internal(new Error(`a tus tail object holds ${tail.byteLength} bytes, not ${bytes}`));
+    return tail;
+  }
+
+  private session(state: TusState, call: UploadCall): UploadSession {
+    return UploadSession.resume(this.o, call, state.uploadId, { putUrl: state.putUrl, partSize: state.partSize, maxBytes: state.maxBytes });
   }
 
   private async hasher(state: TusState) {
@@ -192,8 +214,8 @@ export class TusStore extends DataStore {
     return state.parts.length * state.partSize;
   }
 
-  private offsetOf(state: TusState, tail: Buffer): number {
-    return state.committedPath ? state.size : this.sealedBytes(state) + tail.byteLength;
+  private offsetOf(state: TusState): number {
+    return state.committedPath ? state.size : this.sealedBytes(state) + state.tail.bytes;
   }
 
   private expiresAt(state: TusState): number {
@@ -201,15 +223,9 @@ export class TusStore extends DataStore {
   }
 
   /** The record of an upload of the caller's (another user's is as absent as a missing one). */
-  private async load(id: string) {
-    const record = await this.o.repo.get(id);
-    if (!record || record.state.userId !== current().userId) throw ERRORS.FILE_NOT_FOUND;
-    return record;
-  }
-
-  private async abort(uploadId: string, call: TusCall): Promise<void> {
-    await this.o.files.abortUpload({ uploadId }, { ...call, deadlineMs: 10_000 }).catch((err: unknown) => {
-      this.o.logger.warn({ err, requestId: call.requestId, uploadId }, 'could not abort a tus upload; the sweeper will remove it');
-    });
+  private async load(id: string): Promise<TusState> {
+    const state = await this.o.repo.get(id);
+    if (!state || state.userId !== current().userId) throw ERRORS.FILE_NOT_FOUND;
+    return state;
   }
 }

@@ -1,9 +1,8 @@
 import { Server, type ServerOptions } from '@tus/server';
-import type { Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import { z } from 'zod';
 import { AppError, errors, type Logger, type RedisClient } from '@workspace/platform';
-import { CORS_EXPOSED_HEADERS } from '../http/cors.js';
 import type { ObjectStore } from '../http/object-store.js';
 import type { FilesClient } from '../routes/files.routes.js';
 import { TUS_RESUMABLE, UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET } from '../routes/request-headers.js';
@@ -21,10 +20,12 @@ export interface TusOptions {
   logger: Logger;
   /** TUS_UPLOAD_EXPIRY_MS: how long an unfinished upload lives (default 24 h). */
   expiryMs: number;
+  /** UPLOAD_IDLE_TIMEOUT_MS: a PATCH that sends nothing for this long ends like a cut-off one. */
+  idleTimeoutMs: number;
+  /** MAX_UPLOAD_BYTES, announced as Tus-Max-Size (the files service enforces it). */
+  maxBytes: number;
   /** PUBLIC_URL, for the Location of new uploads; unset: the request's scheme and host. */
   publicUrl?: string | undefined;
-  /** CORS_ORIGINS: tus writes its own CORS headers, which must agree with ours. */
-  corsOrigins?: readonly string[] | undefined;
 }
 
 /** tus's own refusals (plain-text bodies) in the contract's envelope, by status. */
@@ -40,19 +41,31 @@ function fromTus(status: number, body: string): AppError {
 }
 
 /**
- * tus 1.0 (core, creation, creation-with-upload, expiration, termination; CONTRACT §15) served
- * by @tus/server behind the gateway's own routes, so authentication, rate limits, upload slots
- * and the error envelope are those of every route. The bytes take the upload path (TusStore).
+ * tus core's discovery: `OPTIONS` on the upload endpoint answers 204 with what the server
+ * supports, with no token (a protocol handshake, outside the API's operations). A browser's
+ * CORS preflight from an allowed origin is answered before it, by the CORS middleware.
+ */
+export function tusDiscovery(maxBytes: number): RequestHandler {
+  return (_req, res) => {
+    res.status(204).set({ 'Tus-Resumable': '1.0.0', 'Tus-Version': '1.0.0', 'Tus-Extension': TusStore.EXTENSIONS.join(','), 'Tus-Max-Size': String(maxBytes) }).end();
+  };
+}
+
+/**
+ * tus 1.0 (core, creation, creation-with-upload, expiration, termination) served by
+ * @tus/server behind the gateway's own routes, so authentication, rate limits, upload slots,
+ * CORS and the error envelope are those of every route. The bytes take the upload session
+ * (TusStore). An upload is its owner's alone: another user's id is 404 before any lock is
+ * taken or byte read, so it cannot disturb the owner's requests.
  */
 export function tusRoutes(o: TusOptions): RouteDef[] {
-  const origins = new Set(o.corsOrigins ?? []);
+  const repo = new TusStateRepo(o.redis);
   const options: ServerOptions & { datastore: TusStore } = {
     path: TUS_PATH,
-    datastore: new TusStore({ files: o.files, store: o.store, repo: new TusStateRepo(o.redis), logger: o.logger, expiryMs: o.expiryMs }),
+    datastore: new TusStore({ files: o.files, store: o.store, repo, logger: o.logger, expiryMs: o.expiryMs, idleTimeoutMs: o.idleTimeoutMs }),
     locker: new RedisLocker({ redis: o.redis }),
+    maxSize: o.maxBytes,
     disableTerminationForFinishedUploads: true,
-    allowedOrigins: (origin) => origins.has(origin),
-    exposedHeaders: CORS_EXPOSED_HEADERS,
     generateUrl: (_req, { proto, host, path, id }) => `${(o.publicUrl ?? `${proto}://${host}`).replace(/\/+$/, '')}${path}/${id}`,
     // Ours (AppError) are rendered by the gateway; see `serve`.
     onResponseError: (_req, err) => {
@@ -62,10 +75,15 @@ export function tusRoutes(o: TusOptions): RouteDef[] {
   };
   const server = new Server(options);
 
-  const serve = async ({ call, req }: RouteInput<unknown, unknown, unknown>, res: Response) => {
+  const serve = async ({ call, req, params }: RouteInput<unknown, unknown, unknown>, res: Response) => {
+    const { id } = params as { id?: string };
     res.setHeader('Tus-Resumable', '1.0.0');
+    if (id !== undefined) {
+      const state = await repo.get(id);
+      if (!state || state.userId !== call.userId) throw errors.notFound('file', 'no such upload (finished, expired or terminated)');
+    }
     const failure: { error?: AppError } = {};
-    const response = await tusCall.run({ userId: call.userId, requestId: call.requestId }, async () => {
+    const response = await tusCall.run({ ...call, cut: () => req.destroy() }, async () => {
       try {
         return await server.handleWeb(new NodeRequest({ req, res }));
       } catch (err) {
@@ -77,6 +95,8 @@ export function tusRoutes(o: TusOptions): RouteDef[] {
       if (failure.error) throw failure.error;
       throw fromTus(response.status, await response.text());
     }
+    // CORS is the gateway's (allowed origins only, on every route): tus's own headers go.
+    for (const name of [...response.headers.keys()]) if (name.startsWith('access-control-')) response.headers.delete(name);
     await sendNodeResponse(res, response);
   };
 
