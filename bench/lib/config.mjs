@@ -38,6 +38,10 @@ export const SCALES = {
     /** upload-deep: directories above the uploaded file. */
     deepLevels: 200,
     listAgents: 10_000,
+    /** tus-unfinished-100: uploads left unfinished, their declared length and the bytes sent (less than a part). */
+    tusUploads: 100,
+    tusUploadBytes: 20 * MiB,
+    tusSentBytes: 7 * MiB,
     /** Seconds of each autocannon run, and of its unmeasured warm-up. */
     durationS: 10,
     warmupS: 2,
@@ -67,6 +71,9 @@ export const SCALES = {
     smallBytes: 4 * KiB,
     deepLevels: 50,
     listAgents: 50,
+    tusUploads: 5,
+    tusUploadBytes: 2 * MiB,
+    tusSentBytes: 1 * MiB,
     durationS: 1,
     warmupS: 0,
     latencyS: 0.5,
@@ -98,6 +105,7 @@ export const SCENARIO_NAMES = [
   'upload-256mib',
   'download-256mib',
   'upload-1gib-rss-growth',
+  'tus-unfinished-100',
   'export-1000-files',
   // The listing and tree scenarios last: their seeds leave the largest indexes behind.
   'list-folder-100',

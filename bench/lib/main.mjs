@@ -13,6 +13,7 @@ import { failedResult, scenarioResult, writeReport } from './report.mjs';
 import { ensureBucket, listKeys, s3Client } from './s3.mjs';
 import { openTarget } from './target.mjs';
 import { agentGet, agentPatch, agentsList10k } from '../scenarios/agents.mjs';
+import { tusUnfinished100 } from '../scenarios/files-tus.mjs';
 import { download256, export1000, list10k, listFolder100, listPage, move10k, restore10k, upload256, uploadDeep, uploadRssGrowth, uploadSmall } from '../scenarios/files.mjs';
 
 const SCENARIOS = {
@@ -24,6 +25,7 @@ const SCENARIOS = {
   'upload-256mib': upload256,
   'download-256mib': download256,
   'upload-1gib-rss-growth': uploadRssGrowth,
+  'tus-unfinished-100': tusUnfinished100,
   'export-1000-files': export1000,
   'list-folder-100': listFolder100,
   'list-10k-files': list10k,

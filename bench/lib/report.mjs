@@ -40,6 +40,10 @@ export const TARGETS = {
     { metric: 'cpuPerMiB', label: 'CPU gateway+files', op: '<=', limit: 5, unit: 'ms/MiB' },
   ],
   'upload-1gib-rss-growth': [{ field: 'value', label: 'growth', op: '<=', limit: 32, unit: 'MiB' }],
+  'tus-unfinished-100': [
+    { field: 'value', label: 'Redis growth', op: '<=', limit: 1, unit: 'MiB' },
+    { metric: 'gatewayRestingGrowthMiB', label: 'gateway RSS growth while uploads rest', op: '<=', limit: 16, unit: 'MiB' },
+  ],
   'export-1000-files': [
     { field: 'ratio', label: 'ratio to direct sequential GETs', op: '>=', limit: 0.9 },
     { field: 'p50', label: 'first byte', op: '<=', limit: 200, unit: 'ms' },

@@ -72,6 +72,7 @@ export async function openTarget({ env = process.env, resultsDir }) {
       pids: undefined,
       s3Pid: undefined,
       s3,
+      redisUrl: env.REDIS_URL,
       serviceBucket: env.S3_BUCKET,
       partSize: Number(env.S3_PART_SIZE ?? DEFAULT_PART_SIZE),
       sources: { url: env.BENCH_URL },
@@ -96,6 +97,7 @@ export async function openTarget({ env = process.env, resultsDir }) {
     /** The embedded s3rver (when this run started it), for CPU accounting. */
     s3Pid: infra.sources.s3 === 'embedded' ? childPid('s3rver.mjs') : undefined,
     s3: infra.s3,
+    redisUrl: infra.redisCluster ? undefined : infra.redisUrl,
     serviceBucket: stack.envOf.files.S3_BUCKET,
     partSize: Number(stack.envOf.files.S3_PART_SIZE ?? DEFAULT_PART_SIZE),
     sources: infra.sources,

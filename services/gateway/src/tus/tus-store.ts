@@ -4,6 +4,7 @@ import { DataStore, ERRORS, Upload } from '@tus/utils';
 import { createSHA256 } from 'hash-wasm';
 import { AppError, errors } from '@workspace/platform';
 import { IdleTimer } from '../http/idle-timer.js';
+import { PartBuffer } from '../http/part-buffer.js';
 import { STORE_DEADLINE_MS, UploadSession, type UploadCall, type UploadDeps } from '../transfer/upload-session.js';
 import type { TusStateRepo, TusState } from './tus-state.redis.js';
 
@@ -108,37 +109,36 @@ export class TusStore extends DataStore {
       stream.destroy(new CutOff('the upload stalled'));
       call.cut();
     });
-    const pending: Buffer[] = [];
-    let pendingBytes = 0;
+    // The bytes after the last whole part, in one buffer of at most a part (grown as they come).
+    const part = new PartBuffer(state.partSize);
+    const sealable = () => part.full && this.sealedBytes(state) + state.partSize < state.size;
     // Set while a part goes to the store: a failure then is the store's, not a client cut off.
     let storing = false;
+    const seal = async () => {
+      idle.stop();
+      storing = true;
+      await this.sealPart(id, state, part.bytes(), session);
+      storing = false;
+      part.reset();
+      idle.start();
+    };
     try {
       if (state.tail.bytes > 0) {
         storing = true;
-        const tail = await this.readTail((await tailUrls()).get[state.tail.slot]!, state.tail.bytes);
+        part.fill(await this.readTail((await tailUrls()).get[state.tail.slot]!, state.tail.bytes));
         storing = false;
-        pending.push(tail);
-        pendingBytes = tail.byteLength;
       }
       idle.start();
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         idle.touch();
-        pending.push(chunk);
-        pendingBytes += chunk.byteLength;
-        if (this.sealedBytes(state) + pendingBytes > state.size) throw errors.invalidArgument('more bytes than Upload-Length', 'Upload-Length');
-        // A whole part that is not the last one goes to the store now.
-        while (pendingBytes >= state.partSize && this.sealedBytes(state) + state.partSize < state.size) {
-          const all = Buffer.concat(pending);
-          idle.stop();
-          storing = true;
-          await this.sealPart(id, state, all.subarray(0, state.partSize), session);
-          storing = false;
-          idle.start();
-          pending.length = 0;
-          pending.push(all.subarray(state.partSize));
-          pendingBytes = all.byteLength - state.partSize;
+        if (this.sealedBytes(state) + part.length + chunk.byteLength > state.size) throw errors.invalidArgument('more bytes than Upload-Length', 'Upload-Length');
+        for (let offset = 0; offset < chunk.byteLength; ) {
+          // A whole part with more bytes after it is not the last one: it goes to the store now.
+          if (part.full) await seal();
+          offset += part.fill(chunk, offset);
         }
       }
+      if (sealable()) await seal();
     } catch (err) {
       // Cut off or stalled: what came after the last whole part is dropped (the tail written
       // before stays while no part was sealed since); the client resumes from HEAD's offset.
@@ -148,7 +148,7 @@ export class TusStore extends DataStore {
     } finally {
       idle.stop();
     }
-    const tail = Buffer.concat(pending);
+    const tail = part.bytes();
     if (this.sealedBytes(state) + tail.byteLength === state.size) {
       await this.finish(id, state, tail, session);
       return state.size;
