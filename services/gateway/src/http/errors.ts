@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Response } from 'express';
-import { AppError, errors, httpStatusOf, isAppError, type ErrorCode, type ErrorDetails, type Logger } from '@workspace/platform';
+import { AppError, errors, httpStatusOf, isAppError, jsonDetails, type ErrorCode, type JsonDetails, type Logger } from '@workspace/platform';
 
 /** Writes the contract's error envelope (and the headers some statuses call for). */
 export function sendError(res: Response, err: AppError, status = httpStatusOf(err.code)): void {
@@ -12,12 +12,13 @@ export function sendError(res: Response, err: AppError, status = httpStatusOf(er
   }
   // A limiter that knows when to come back has set its own Retry-After already.
   if ((err.code === 'UNAVAILABLE' || err.code === 'RATE_LIMITED') && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', '1');
-  const body: { code: ErrorCode; message: string; requestId: string; details?: ErrorDetails } = {
+  const body: { code: ErrorCode; message: string; requestId: string; details?: JsonDetails } = {
     code: err.code,
     message: err.message,
     requestId,
   };
-  if (err.details) body.details = err.details;
+  const details = jsonDetails(err);
+  if (details) body.details = details;
   res.status(status).type('application/json').send(JSON.stringify({ error: body }));
 }
 
