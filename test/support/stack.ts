@@ -20,8 +20,8 @@ export interface Stack {
   metricsOf(service: string): Promise<string>;
   /** A token for `sub` (a fresh user when omitted). */
   token(sub?: string): Promise<string>;
-  /** Another gateway on the same services, with `env` on top of the stack's gateway env. */
-  extraGateway(env: Record<string, string>): Promise<{ url: string; stop(): Promise<unknown> }>;
+  /** Another gateway on the same services, with `env` on top of the stack's gateway env; `logs` are its log lines so far. */
+  extraGateway(env: Record<string, string>): Promise<{ url: string; logs: Record<string, unknown>[]; stop(): Promise<unknown> }>;
   /** A fresh user with a token, and a fetch that takes turns over the gateway replicas. */
   user(): Promise<ApiUser>;
   stop(): Promise<void>;
@@ -112,7 +112,7 @@ export async function startStack(
     token,
     extraGateway: async (env) => {
       const gateway = await spawnService('gateway', services.gateway!.entry, { ...launched.envOf.gateway, ...env });
-      return { url: `http://127.0.0.1:${gateway.port}`, stop: () => gateway.stop() };
+      return { url: `http://127.0.0.1:${gateway.port}`, logs: gateway.logs, stop: () => gateway.stop() };
     },
     user: async () => {
       const sub = newUserId();
