@@ -16,6 +16,8 @@ export interface Stack {
   services: Record<string, SpawnedService>;
   /** Log lines of every replica of a service. */
   logsOf(service: string): Record<string, unknown>[];
+  /** What every replica of a service wrote to stderr (Node's warnings, e.g. MaxListenersExceededWarning). */
+  stderrOf(service: string): string;
   /** Prometheus text of every replica of a service, concatenated. */
   metricsOf(service: string): Promise<string>;
   /** A token for `sub` (a fresh user when omitted). */
@@ -108,6 +110,7 @@ export async function startStack(
     secret,
     services,
     logsOf: (service) => replicasOf(service).flatMap((s) => s.logs),
+    stderrOf: (service) => replicasOf(service).map((s) => s.stderr.join('')).join(''),
     metricsOf: async (service) => (await Promise.all(replicasOf(service).map(async (s) => (await request(`http://127.0.0.1:${s.metricsPort}/metrics`, {})).text))).join('\n'),
     token,
     extraGateway: async (env) => {
