@@ -188,7 +188,7 @@ describe('agents — aliases', () => {
     expect(burst.filter((r) => r.status === 201)).toHaveLength(5);
     const refused = burst.filter((r) => r.status === 403);
     expect(refused).toHaveLength(5);
-    expect(refused[0]!.body.error.details).toEqual({ quota: 'MAX_ALIASES_PER_AGENT', limit: '20', used: '20' });
+    expect(refused[0]!.body.error.details).toEqual({ quota: 'MAX_ALIASES_PER_AGENT', limit: 20, used: 20 });
     // Moving an existing one is still allowed at the cap.
     expect((await u.request('PUT', `/v1/agents/${a.agentId}/aliases/a0`, { configId: a.currentConfigId, description: 'd' })).status).toBe(200);
     expect((await u.request('GET', `/v1/agents/${a.agentId}/aliases`)).body.aliases).toHaveLength(20);

@@ -329,6 +329,37 @@ describe('files — changes (CONTRACT §10)', () => {
     expect((await changes(u, woke.cursor)).changes).toEqual([]);
   });
 
+  it('changes — a long poll whose client goes away is normal: logged at debug, never as an error', async () => {
+    const gw = await stack.extraGateway({ LOG_LEVEL: 'debug' });
+    try {
+      const u = await stack.user();
+      const cursor = await changesCursor(u, '/files/gone');
+      const ids = [0, 1, 2].map((i) => `gone-poll-${Date.now()}-${i}`);
+      for (const id of ids) {
+        const client = new AbortController();
+        const poll = fetch(`${gw.url}/v1/agent/files/changes?cursor=${q(cursor)}&timeout=30`, { headers: { authorization: `Bearer ${u.token}`, 'x-request-id': id }, signal: client.signal });
+        // Let the poll park, then leave.
+        await sleep(500);
+        client.abort();
+        await expect(poll).rejects.toThrow();
+      }
+      const linesOf = (id: string) => gw.logs.filter((l) => l.requestId === id);
+      // Each is logged once the gateway has dealt with it: at debug, with nothing above info.
+      const settled = (id: string) => linesOf(id).some((l) => l.msg === 'client went away' || l.level === 'error' || l.level === 'warn');
+      for (const id of ids) await expect.poll(() => settled(id), { timeout: 10_000 }).toBe(true);
+      for (const id of ids) {
+        expect(linesOf(id).filter((l) => l.level === 'error' || l.level === 'warn'), id).toEqual([]);
+        expect(linesOf(id).filter((l) => l.msg === 'client went away').map((l) => l.level), id).toEqual(['debug']);
+      }
+      // A poll that stays is answered as usual.
+      const stayed = await fetch(`${gw.url}/v1/agent/files/changes?cursor=${q(cursor)}&timeout=1`, { headers: { authorization: `Bearer ${u.token}` } });
+      expect(stayed.status).toBe(200);
+      expect(gw.logs.filter((l) => l.level === 'error')).toEqual([]);
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('changes — a reader sees every change exactly once, in commit order, while two uploaders write concurrently', async () => {
     const u = await stack.user();
     const cursor = await changesCursor(u, '/files/w');

@@ -137,7 +137,9 @@ describe('files — the byte quota while uploads stream (CONTRACT §14 FILE_QUOT
       Array.from({ length: 20 }, (_, i) => upload(stack.url, u, { filename: `f${i}.bin`, content: Buffer.alloc(size, i) }, { path: `/files/many/f${i}.bin` })),
     );
     const ok = results.filter((r) => r.status === 200).length;
-    for (const r of results) if (r.status !== 200) expect(r.body?.error, r.text).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'FILE_QUOTA_BYTES', limit: String(QUOTA) } });
+    // The figures are JSON integers (bytes), not text.
+    for (const r of results) if (r.status !== 200) expect(r.body?.error, r.text).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'FILE_QUOTA_BYTES', limit: QUOTA, used: expect.any(Number) } });
+    for (const r of results) if (r.status !== 200) expect(Number.isInteger(r.body.error.details.used) && r.body.error.details.used + size > QUOTA, r.text).toBe(true);
     expect(ok).toBe(Math.floor(room / size));
     const after = await usage(u);
     expect(after.files.bytes).toBeLessThanOrEqual(QUOTA);
@@ -217,7 +219,7 @@ describe('usage (CONTRACT §14 GET /v1/usage)', () => {
     for (let i = 0; i < MAX_AGENTS; i++) expect((await u.request('POST', '/v1/agents', { name: `agent ${i}` })).status).toBe(201);
     const full = await u.request('POST', '/v1/agents', { name: 'one more' });
     expect(full.status).toBe(403);
-    expect(full.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'MAX_AGENTS', limit: String(MAX_AGENTS) } });
+    expect(full.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'MAX_AGENTS', limit: MAX_AGENTS, used: MAX_AGENTS } });
     expect((await usage(u)).agents).toEqual({ count: MAX_AGENTS, limit: MAX_AGENTS });
     // Another user's usage is their own.
     const other = await stack.user();

@@ -161,6 +161,8 @@ describe('files — streamed transfers (CONTRACT §5)', () => {
     expect(got.hex).toBe(hex);
     expect(expected.size).toBe(size);
     await u.request('DELETE', '/v1/agent/files?path=/files/big.bin');
+    // Its 13 parts were reserved one gRPC call at a time on the request's one signal: no listener outlived its call.
+    expect(stack.stderrOf('gateway')).not.toContain('MaxListenersExceededWarning');
   }, 180_000);
 
   it('transfer — a client that aborts mid-upload leaves nothing; an aborted overwrite keeps the old content', async () => {

@@ -200,7 +200,7 @@ describe('concurrent uploads (CONTRACT §15)', () => {
 describe('count quotas (CONTRACT §14)', () => {
   function expectQuota(res: ApiResponse, quota: string, limit: number): void {
     expect(res.status).toBe(403);
-    expect(res.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota, limit: String(limit), used: String(limit) } });
+    expect(res.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota, limit, used: limit } });
   }
 
   it('quotas — 20 concurrent Agent creates never pass MAX_AGENTS', async () => {

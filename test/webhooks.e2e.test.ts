@@ -150,7 +150,7 @@ describe('webhooks — API', () => {
     expect(results.filter((r) => r.status === 201)).toHaveLength(20);
     const refused = results.filter((r) => r.status !== 201);
     expect(refused).toHaveLength(10);
-    for (const r of refused) expect(r.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'MAX_WEBHOOKS', limit: '20', used: '20' } });
+    for (const r of refused) expect(r.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'MAX_WEBHOOKS', limit: 20, used: 20 } });
     expect(refused[0]!.status).toBe(403);
 
     const v = await stack.user();

@@ -16,12 +16,14 @@ export interface Stack {
   services: Record<string, SpawnedService>;
   /** Log lines of every replica of a service. */
   logsOf(service: string): Record<string, unknown>[];
+  /** What every replica of a service wrote to stderr (Node's warnings, e.g. MaxListenersExceededWarning). */
+  stderrOf(service: string): string;
   /** Prometheus text of every replica of a service, concatenated. */
   metricsOf(service: string): Promise<string>;
   /** A token for `sub` (a fresh user when omitted). */
   token(sub?: string): Promise<string>;
-  /** Another gateway on the same services, with `env` on top of the stack's gateway env. */
-  extraGateway(env: Record<string, string>): Promise<{ url: string; stop(): Promise<unknown> }>;
+  /** Another gateway on the same services, with `env` on top of the stack's gateway env; `logs` are its log lines so far. */
+  extraGateway(env: Record<string, string>): Promise<{ url: string; logs: Record<string, unknown>[]; stop(): Promise<unknown> }>;
   /** A fresh user with a token, and a fetch that takes turns over the gateway replicas. */
   user(): Promise<ApiUser>;
   stop(): Promise<void>;
@@ -108,11 +110,12 @@ export async function startStack(
     secret,
     services,
     logsOf: (service) => replicasOf(service).flatMap((s) => s.logs),
+    stderrOf: (service) => replicasOf(service).map((s) => s.stderr.join('')).join(''),
     metricsOf: async (service) => (await Promise.all(replicasOf(service).map(async (s) => (await request(`http://127.0.0.1:${s.metricsPort}/metrics`, {})).text))).join('\n'),
     token,
     extraGateway: async (env) => {
       const gateway = await spawnService('gateway', services.gateway!.entry, { ...launched.envOf.gateway, ...env });
-      return { url: `http://127.0.0.1:${gateway.port}`, stop: () => gateway.stop() };
+      return { url: `http://127.0.0.1:${gateway.port}`, logs: gateway.logs, stop: () => gateway.stop() };
     },
     user: async () => {
       const sub = newUserId();

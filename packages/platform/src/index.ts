@@ -3,6 +3,7 @@ export { createLogger, type Logger } from './logger.js';
 export { AppError, errors, isAppError, type ErrorDetails } from './errors/app-error.js';
 export { ERROR_CODES, ERROR_TABLE, grpcStatusOf, httpStatusOf, isErrorCode, type ErrorCode } from './errors/codes.js';
 export { fromGrpcError, toGrpcStatus } from './errors/grpc-status.js';
+export { jsonDetails, type JsonDetails } from './errors/json-details.js';
 export { forward, requireUser, MD_REQUEST_ID, MD_USER_ID, type CallContext, type OutgoingContext } from './grpc/context.js';
 export { GrpcServer, type CallObserver } from './grpc/server.js';
 export { createClient, type ClientOptions } from './grpc/client.js';

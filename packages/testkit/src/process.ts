@@ -13,6 +13,8 @@ export interface SpawnedService {
   env: Record<string, string>;
   /** Every log line the process printed so far (JSON lines as parsed objects). */
   logs: Record<string, unknown>[];
+  /** What it wrote to stderr so far (Node's own warnings land there), in chunks. */
+  stderr: string[];
   /** SIGTERM, then wait for exit; resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -70,6 +72,7 @@ export async function spawnService(name: string, entry: string, env: Record<stri
     entry,
     env,
     logs,
+    stderr,
     stop: async () => {
       if (child.exitCode !== null) return child.exitCode;
       const exited = once(child, 'exit');

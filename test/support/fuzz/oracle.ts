@@ -43,7 +43,7 @@ function envelopeProblems(op: Operation, res: WireResponse): Violation[] {
   if (typeof e.message !== 'string' || e.message.length === 0) wrong.push('no message');
   if (typeof e.requestId !== 'string' || e.requestId.length === 0) wrong.push('no requestId');
   else if (res.headers['x-request-id'] !== undefined && res.headers['x-request-id'] !== e.requestId) wrong.push('requestId differs from X-Request-Id');
-  if (e.details !== undefined && (typeof e.details !== 'object' || Object.values(e.details as object).some((v) => typeof v !== 'string'))) wrong.push('details not a string map');
+  if (e.details !== undefined && (typeof e.details !== 'object' || Object.values(e.details as object).some((v) => typeof v !== 'string' && !Number.isInteger(v)))) wrong.push('details not a map of text and integers');
   const extra = Object.keys(e).filter((k) => !['code', 'message', 'requestId', 'details'].includes(k));
   if (extra.length > 0) wrong.push(`extra members ${extra.join(',')}`);
   if (wrong.length > 0) return problem('envelope', `${res.status}: ${wrong.join('; ')}`, `${res.status} ${wrong.join('; ')}`);

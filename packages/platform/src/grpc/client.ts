@@ -71,10 +71,22 @@ function metadataOf(ctx: OutgoingContext): Metadata {
 
 type Cancellable = { cancel(): void };
 
-function linkSignal(call: Cancellable, signal: AbortSignal | undefined): void {
-  if (!signal) return;
-  if (signal.aborted) call.cancel();
-  else signal.addEventListener('abort', () => call.cancel(), { once: true });
+const NOTHING_TO_UNLINK: () => void = () => undefined;
+
+/**
+ * Cancels `call` when `signal` aborts, until the returned function is called, which every call
+ * does as it ends. One signal (an HTTP request's) serves many calls one after another, e.g. an
+ * upload's reservation per part: a listener kept past its call would pile up on it.
+ */
+function linkSignal(call: Cancellable, signal: AbortSignal | undefined): () => void {
+  if (!signal) return NOTHING_TO_UNLINK;
+  if (signal.aborted) {
+    call.cancel();
+    return NOTHING_TO_UNLINK;
+  }
+  const cancel = () => call.cancel();
+  signal.addEventListener('abort', cancel, { once: true });
+  return () => signal.removeEventListener('abort', cancel);
 }
 
 /**
@@ -95,21 +107,27 @@ export function createClient<S extends ServiceDefinition>(
     if (!m.requestStream && !m.responseStream) {
       methods[name] = (request: unknown, ctx: OutgoingContext = {}) =>
         new Promise((resolve, reject) => {
-          const call = raw.makeUnaryRequest(m.path, m.requestSerialize, m.responseDeserialize, request, metadataOf(ctx), callOptions(ctx), (err, res) =>
-            err ? reject(fail(err)) : resolve(res),
-          );
-          linkSignal(call, ctx.signal);
+          let ended = false;
+          let unlink = NOTHING_TO_UNLINK;
+          const call = raw.makeUnaryRequest(m.path, m.requestSerialize, m.responseDeserialize, request, metadataOf(ctx), callOptions(ctx), (err, res) => {
+            ended = true;
+            unlink();
+            if (err) reject(fail(err));
+            else resolve(res);
+          });
+          if (!ended) unlink = linkSignal(call, ctx.signal);
         });
     } else if (!m.requestStream && m.responseStream) {
       methods[name] = (request: unknown, ctx: OutgoingContext = {}) =>
         (async function* () {
           const call: ClientReadableStream<unknown> = raw.makeServerStreamRequest(m.path, m.requestSerialize, m.responseDeserialize, request, metadataOf(ctx), callOptions(ctx));
-          linkSignal(call, ctx.signal);
+          const unlink = linkSignal(call, ctx.signal);
           try {
             for await (const message of call) yield message;
           } catch (err) {
             throw fail(err);
           } finally {
+            unlink();
             call.cancel();
           }
         })();
@@ -117,15 +135,17 @@ export function createClient<S extends ServiceDefinition>(
       methods[name] = (requests: AsyncIterable<unknown>, ctx: OutgoingContext = {}) =>
         new Promise((resolve, reject) => {
           let settled = false;
+          let unlink = NOTHING_TO_UNLINK;
           // Once the server has answered (an early error, say) no 'drain' may ever come: stop waiting for one.
           const answered = new AbortController();
           const call: ClientWritableStream<unknown> = raw.makeClientStreamRequest(m.path, m.requestSerialize, m.responseDeserialize, metadataOf(ctx), callOptions(ctx), (err, res) => {
             settled = true;
+            unlink();
             answered.abort();
             if (err) reject(fail(err));
             else resolve(res);
           });
-          linkSignal(call, ctx.signal);
+          if (!settled) unlink = linkSignal(call, ctx.signal);
           void (async () => {
             try {
               for await (const message of requests) {

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Response } from 'express';
-import { AppError, errors, httpStatusOf, isAppError, type ErrorCode, type ErrorDetails, type Logger } from '@workspace/platform';
+import { AppError, errors, httpStatusOf, isAppError, jsonDetails, type ErrorCode, type JsonDetails, type Logger } from '@workspace/platform';
+import { clientLeft, isCancellation } from './client-gone.js';
 
 /** Writes the contract's error envelope (and the headers some statuses call for). */
 export function sendError(res: Response, err: AppError, status = httpStatusOf(err.code)): void {
@@ -12,12 +13,13 @@ export function sendError(res: Response, err: AppError, status = httpStatusOf(er
   }
   // A limiter that knows when to come back has set its own Retry-After already.
   if ((err.code === 'UNAVAILABLE' || err.code === 'RATE_LIMITED') && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', '1');
-  const body: { code: ErrorCode; message: string; requestId: string; details?: ErrorDetails } = {
+  const body: { code: ErrorCode; message: string; requestId: string; details?: JsonDetails } = {
     code: err.code,
     message: err.message,
     requestId,
   };
-  if (err.details) body.details = err.details;
+  const details = jsonDetails(err);
+  if (details) body.details = details;
   res.status(status).type('application/json').send(JSON.stringify({ error: body }));
 }
 
@@ -42,14 +44,19 @@ function fromHttpLayer(err: { type?: string; status?: number; statusCode?: numbe
   return undefined;
 }
 
-/** The last middleware: every error becomes the envelope; unknown ones are logged, never shown. */
+/**
+ * The last middleware: every error becomes the envelope; unknown ones are logged, never shown.
+ * A request whose client left and whose work was cancelled for it (an abandoned long poll or
+ * download) is normal client behaviour: logged at debug, not as a failure.
+ */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const known = isAppError(err) ? err : fromHttpLayer(err as { type?: string; status?: number });
     const appError = known ?? errors.internal(err);
     if (appError.code === 'INTERNAL' || appError.code === 'UNAVAILABLE') {
-      const cause = appError.cause ?? err;
-      logger.error({ err: cause, requestId: res.locals.requestId, method: req.method, path: req.path }, 'request failed');
+      const where = { requestId: res.locals.requestId, method: req.method, path: req.path };
+      if (clientLeft(res) && isCancellation(appError)) logger.debug(where, 'client went away');
+      else logger.error({ err: appError.cause ?? err, ...where }, 'request failed');
     }
     if (res.headersSent) {
       // A streamed response already started: the only honest signal left is a broken connection.

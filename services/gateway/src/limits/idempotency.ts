@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestHandler, Response } from 'express';
 import { AppError, errors, isAppError, userTag, type Logger } from '@workspace/platform';
+import { clientWentAway } from '../http/client-gone.js';
 import type { IdempotencyLock, IdempotencyStore, StoredResponse } from './idempotency-store.js';
 import { withTimeout } from './timeout.js';
 
@@ -83,7 +84,7 @@ async function settle(
     if (found.kind === 'done') return found.response;
     if (Date.now() + pause > giveUpAt) throw new AppError('UNAVAILABLE', 'the first request with this Idempotency-Key is still running; retry later');
     // The client left: nobody waits for this answer any more.
-    if (o.gone()) throw new AppError('UNAVAILABLE', 'client went away');
+    if (o.gone()) throw clientWentAway();
     await sleep(pause);
   }
 }

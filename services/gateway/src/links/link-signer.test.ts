@@ -31,6 +31,23 @@ describe('temporary links — signing', () => {
     expect(await signer.verify('')).toBeUndefined();
   });
 
+  it('links — only the exact token verifies: every other last character of the signature (its unused low bits included), padding or a changed character anywhere is refused', async () => {
+    const signer = new LinkSigner([{ kid: 'k1', secret: secret('a') }]);
+    const token = await signer.sign(claims);
+    const body = token.slice(0, -1);
+    // 32 bytes of HMAC are 43 base64url characters, the last carrying 2 unused bits: 3 other characters decode to the same bytes.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const lastChars = [...alphabet, '+', '/', '=', ' ', '.'].filter((c) => c !== token.at(-1));
+    for (const c of lastChars) expect(await signer.verify(body + c), `last character ${JSON.stringify(c)}`).toBeUndefined();
+    for (const suffix of ['=', '==', ' ', '\n', '.']) expect(await signer.verify(token + suffix), `suffix ${JSON.stringify(suffix)}`).toBeUndefined();
+    for (let i = 0; i < token.length; i++) {
+      if (token[i] === '.') continue;
+      const other = token[i] === 'A' ? 'B' : 'A';
+      expect(await signer.verify(token.slice(0, i) + other + token.slice(i + 1)), `character ${i}`).toBeUndefined();
+    }
+    expect(await signer.verify(token)).toEqual(claims);
+  });
+
   it('links — LINK_SIGNING_KEYS parses as kid:secret pairs, secrets may hold colons', () => {
     expect(parseLinkKeys(' new:s1:x , old:s2 ')).toEqual([{ kid: 'new', secret: 's1:x' }, { kid: 'old', secret: 's2' }]);
     expect(parseLinkKeys('')).toEqual([]);

@@ -21,6 +21,8 @@ export interface LinkClaims {
 /** The JOSE `typ` of a link: a token of another kind (an access token) never passes as one, nor a link as an access token (it has no `sub`). */
 const TYP = 'workspace-link+jwt';
 const ALG = 'HS256';
+/** header.payload.signature, each unpadded base64url; the signature is group 1. */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.([A-Za-z0-9_-]+)$/;
 
 /**
  * Temporary links as compact JWS (HMAC-SHA256, jose), never stored: the first key signs, every
@@ -51,8 +53,17 @@ export class LinkSigner {
       .sign(this.signing.key);
   }
 
-  /** The claims of a genuine, unexpired link; undefined for anything else (tampered, expired, unknown key, malformed). */
+  /**
+   * The claims of a genuine, unexpired link; undefined for anything else (tampered, expired,
+   * unknown key, malformed). The MAC covers the header and payload as text, but the signature
+   * is compared as the bytes it decodes to, and base64 decoders are lenient: the last character
+   * of 32 bytes carries 2 unused bits, so 4 characters decode alike, and padding or whitespace is
+   * skipped. So the signature must also be its bytes' one canonical base64url text: a token
+   * with any character changed is refused.
+   */
   async verify(token: string): Promise<LinkClaims | undefined> {
+    const signature = COMPACT_JWS.exec(token)?.[1];
+    if (signature === undefined || Buffer.from(signature, 'base64url').toString('base64url') !== signature) return undefined;
     try {
       const { payload } = await jwtVerify(token, (header) => this.keyOf(header.kid), { algorithms: [ALG], typ: TYP, requiredClaims: ['exp'] });
       const { u, p, r, s, exp } = payload as Record<string, unknown>;

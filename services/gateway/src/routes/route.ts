@@ -1,6 +1,7 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError, type ErrorCode, type OutgoingContext } from '@workspace/platform';
 import type { z } from 'zod';
+import { clientWentAway } from '../http/client-gone.js';
 import { jsonBody } from '../http/json-body.js';
 import { checkQueryUtf8 } from '../http/strict-utf8.js';
 import { parseWith } from '../http/validate.js';
@@ -163,7 +164,7 @@ export function mountRoutes(routes: RouteDef[], authenticate: RequestHandler[], 
 function abortOnClose(res: Response): AbortSignal {
   const controller = new AbortController();
   res.once('close', () => {
-    if (!res.writableFinished) controller.abort(new AppError('UNAVAILABLE', 'client went away'));
+    if (!res.writableFinished) controller.abort(clientWentAway());
   });
   return controller.signal;
 }

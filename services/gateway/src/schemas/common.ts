@@ -56,7 +56,10 @@ export const ErrorEnvelope = z
       code: z.enum(ERROR_CODES as [string, ...string[]]),
       message: z.string(),
       requestId: z.string(),
-      details: z.record(z.string(), z.string()).optional(),
+      details: z
+        .record(z.string(), z.union([z.string(), z.number().int()]))
+        .optional()
+        .describe('What the error is about: text, or whole numbers for figures (QUOTA_EXCEEDED gives `limit` and `used` as integers)'),
     }),
   })
   .meta({ id: 'Error' });

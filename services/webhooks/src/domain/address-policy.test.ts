@@ -38,6 +38,40 @@ describe('address policy', () => {
     expect(isPublicAddress(address)).toBe(true);
   });
 
+  // IPv6 forms that carry an IPv4 address are judged by the IPv4 address they carry. Written as
+  // URLs and resolvers write them: the IPv4 address as two hex groups (`::7f00:1`, not `::127.0.0.1`).
+  const groups = (v4: string, invert = false) => {
+    const [a, b, c, d] = v4.split('.').map((n) => (invert ? 255 - Number(n) : Number(n))) as [number, number, number, number];
+    return `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  };
+  // A Teredo address holds its server's IPv4 address, and its client's inverted.
+  const teredo = (server: string, client: string) => `2001:0:${groups(server)}:8000:63bf:${groups(client, true)}`;
+  const FORMS: [string, (v4: string) => string][] = [
+    ['IPv4-mapped ::ffff:0:0/96', (v4) => `::ffff:${groups(v4)}`],
+    ['IPv4-mapped, dotted', (v4) => `::ffff:${v4}`],
+    ['IPv4-compatible ::/96', (v4) => `::${groups(v4)}`],
+    ['IPv4-compatible, dotted', (v4) => `::${v4}`],
+    ['IPv4-translated ::ffff:0:0:0/96', (v4) => `::ffff:0:${groups(v4)}`],
+    ['NAT64 64:ff9b::/96', (v4) => `64:ff9b::${groups(v4)}`],
+    ['6to4 2002::/16', (v4) => `2002:${groups(v4)}::1`],
+    ['Teredo 2001::/32 (client)', (v4) => teredo('65.54.227.120', v4)],
+    ['Teredo 2001::/32 (server)', (v4) => teredo(v4, '8.8.8.8')],
+  ];
+  const EMBEDDED: [string, boolean][] = [
+    ['127.0.0.1', false], ['127.1.2.3', false], ['10.0.0.1', false], ['172.16.0.1', false], ['192.168.1.1', false],
+    ['169.254.169.254', false], ['100.64.0.1', false], ['0.0.0.0', false], ['8.8.8.8', true], ['93.184.215.14', true],
+  ];
+  it.each(FORMS.flatMap(([form, embed]) => EMBEDDED.map(([v4, isPublic]) => [form, v4, embed(v4), isPublic] as const)))(
+    'address policy — %s holding %s (%s): public only when the IPv4 address is',
+    (_form, _v4, address, isPublic) => {
+      expect(isPublicAddress(address)).toBe(isPublic);
+    },
+  );
+
+  it('address policy — the local-use NAT64 prefix 64:ff9b:1::/48 places its IPv4 address where only its operator knows: never public', () => {
+    expect(isPublicAddress('64:ff9b:1::808:808')).toBe(false);
+  });
+
   const policy = new AddressPolicy(['127.0.0.1', 'LocalHost', '[::1]']);
   const target = (raw: string) => policy.target(raw) as TargetUrl;
 
@@ -79,6 +113,10 @@ describe('address policy', () => {
     expect(await guard.problem('https://nowhere.test/hook')).toMatch(/resolve/);
     expect(await guard.problem('https://169.254.169.254/latest/meta-data')).toMatch(/private/);
     expect(await guard.problem('https://[::ffff:7f00:1]/')).toMatch(/private/);
+    expect(await guard.problem('https://[::127.0.0.1]/')).toMatch(/private/);
+    expect(await guard.problem('https://[::10.0.0.1]/')).toMatch(/private/);
+    expect(await guard.problem('https://[64:ff9b::169.254.169.254]/')).toMatch(/private/);
+    expect(await guard.problem('https://[2002:7f00:1::1]/')).toMatch(/private/);
     expect(await guard.problem('https://8.8.8.8/')).toBeUndefined();
     expect(await guard.problem('http://127.0.0.1:9/')).toMatch(/https/);
     const slow = new UrlGuard({ policy: new AddressPolicy([]), resolver: { resolve: () => new Promise(() => undefined) }, resolveMs: 50 });

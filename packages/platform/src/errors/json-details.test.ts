@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { AppError, errors } from './app-error.js';
+import { fromGrpcError, toGrpcStatus } from './grpc-status.js';
+import { jsonDetails } from './json-details.js';
+
+/** What the gateway gets back from a service: the error after a trip through gRPC. */
+const overGrpc = (err: AppError) => {
+  const s = toGrpcStatus(err);
+  return fromGrpcError({ code: s.code, details: s.details, metadata: s.metadata }, 'test');
+};
+
+describe('errors — details as the JSON envelope shows them', () => {
+  it.each(['MAX_AGENTS', 'MAX_ALIASES_PER_AGENT', 'MAX_SCHEDULES_PER_AGENT', 'MAX_TRIGGERS_PER_AGENT', 'MAX_WEBHOOKS', 'FILE_QUOTA_BYTES'])(
+    'json details — QUOTA_EXCEEDED (%s) gives limit and used as JSON integers, in process and after gRPC',
+    (quota) => {
+      const err = errors.quotaExceeded(quota, 10_737_418_240, 20);
+      for (const e of [err, overGrpc(err)]) {
+        expect(jsonDetails(e)).toEqual({ quota, limit: 10_737_418_240, used: 20 });
+        expect(JSON.stringify(jsonDetails(e))).toBe(`{"quota":"${quota}","limit":10737418240,"used":20}`);
+      }
+    },
+  );
+
+  it('json details — a figure that is not a whole number stays text; other codes and keys are left as they are', () => {
+    expect(jsonDetails(new AppError('QUOTA_EXCEEDED', 'm', { details: { quota: 'X', limit: '1e3', used: ' 7' } }))).toEqual({ quota: 'X', limit: '1e3', used: ' 7' });
+    expect(jsonDetails(new AppError('QUOTA_EXCEEDED', 'm', { details: { quota: 'X', limit: '007', used: '99999999999999999999' } }))).toEqual({ quota: 'X', limit: '007', used: '99999999999999999999' });
+    expect(jsonDetails(new AppError('FILE_EXISTS', 'm', { details: { path: '12' } }))).toEqual({ path: '12' });
+    expect(jsonDetails(new AppError('QUOTA_EXCEEDED', 'm'))).toBeUndefined();
+  });
+});
