@@ -17,6 +17,8 @@ export interface UploadInput {
    * client may continue hours later); 0 or less than UPLOAD_PENDING_MS: UPLOAD_PENDING_MS.
    */
   idleMs?: number;
+  /** Bytes to reserve now when they fit (an upper bound of the file's size); 0: none. */
+  reserveHint?: number;
 }
 
 export interface StoredFile {
@@ -66,7 +68,7 @@ export class Uploads {
   }
 
   /** Resolves the destination, refuses what would conflict now, and records the upload. */
-  async begin(userId: string, input: UploadInput): Promise<{ uploadId: string; path: string; putUrl: string; partSize: number; maxBytes: number }> {
+  async begin(userId: string, input: UploadInput): Promise<{ uploadId: string; path: string; putUrl: string; partSize: number; maxBytes: number; reservedBytes: number }> {
     const target = await this.#destination(userId, input);
     const found = await this.#o.index.precheck(userId, target.path, input.onConflict, this.#o.quotaBytes);
     const uuidPath = uuidSibling(target);
@@ -83,8 +85,8 @@ export class Uploads {
     };
     const uploadId = `up_${randomBytes(16).toString('hex')}`;
     await this.#o.index.addUpload(userId, uploadId, upload, this.#o.clock() + (upload.idleMs ?? this.#o.pendingMs));
-    const putUrl = await this.#o.blobs.presignPut(upload.key, this.#urlSeconds());
-    return { uploadId, path, putUrl, partSize: this.#o.partSize, maxBytes: this.#o.maxUploadBytes };
+    const [putUrl, reservedBytes] = await Promise.all([this.#o.blobs.presignPut(upload.key, this.#urlSeconds()), this.#reserveHint(userId, uploadId, input.reserveHint ?? 0)]);
+    return { uploadId, path, putUrl, partSize: this.#o.partSize, maxBytes: this.#o.maxUploadBytes, reservedBytes };
   }
 
   /** URLs for parts first… of the multipart upload (started on the first call). */
@@ -132,6 +134,19 @@ export class Uploads {
     if (!Number.isSafeInteger(totalBytes) || totalBytes < 0) throw errors.invalidArgument('totalBytes must be a whole number of bytes', 'totalBytes');
     if (totalBytes > this.#o.maxUploadBytes) throw errors.payloadTooLarge(this.#o.maxUploadBytes);
     await this.#o.index.reserveUpload(userId, uploadId, totalBytes, this.#o.quotaBytes);
+  }
+
+  /** Reserves `hint` bytes (at most the limit) when they fit beside the quota; → what was reserved. */
+  async #reserveHint(userId: string, uploadId: string, hint: number): Promise<number> {
+    const bytes = Math.min(hint, this.#o.maxUploadBytes);
+    if (!Number.isSafeInteger(bytes) || bytes <= 0) return 0;
+    try {
+      await this.#o.index.reserveUpload(userId, uploadId, bytes, this.#o.quotaBytes);
+      return bytes;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'QUOTA_EXCEEDED') return 0;
+      throw err;
+    }
   }
 
   /** Makes the uploaded bytes the file, or refuses and drops them. */

@@ -97,7 +97,7 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       return { entry: toProto(entry), url };
     },
     beginUpload: async (req, ctx) =>
-      uploads.begin(requireUser(ctx), { path: req.path, filename: req.filename, onConflict: conflictMode(req.onConflict), idleMs: req.idleMs }),
+      uploads.begin(requireUser(ctx), { path: req.path, filename: req.filename, onConflict: conflictMode(req.onConflict), idleMs: req.idleMs, reserveHint: req.reserveHint }),
     uploadParts: async (req, ctx) => ({ urls: await uploads.parts(requireUser(ctx), req.uploadId, req.firstPartNumber, req.count) }),
     uploadTail: async (req, ctx) => {
       const { put, get } = await uploads.tail(requireUser(ctx), req.uploadId);

@@ -1,3 +1,4 @@
+import type { Request } from 'express';
 import { AppError } from '@workspace/platform';
 import type { UploadFileResponse } from '@workspace/proto/workspace/files/v1/files';
 import { readUploadForm, type FileHandler } from '../http/upload-form.js';
@@ -34,7 +35,7 @@ export function uploadRoute(deps: FilesRouteDeps): RouteDef {
       const stored = await readUploadForm(req, res, {
         fromQuery: { path: query.path, onConflict: query.onConflict },
         idleTimeoutMs: deps.uploadIdleTimeoutMs,
-        onFile: storeFile(deps, call),
+        onFile: storeFile(deps, call, req),
       });
       res.json({ success: true, path: stored.path, size: stored.size, mimeType: stored.mimeType, sha256: stored.sha256 });
     },
@@ -45,9 +46,11 @@ export function uploadRoute(deps: FilesRouteDeps): RouteDef {
  * The upload session takes the file (names, destination, quota, parts, hash); it is committed
  * only after the form's closing delimiter. Any failure on the way aborts it and stores nothing.
  */
-function storeFile(deps: FilesRouteDeps, call: Call): FileHandler<UploadFileResponse> {
+function storeFile(deps: FilesRouteDeps, call: Call, req: Request): FileHandler<UploadFileResponse> {
   return async (fields, file, formDone) => {
-    const session = await UploadSession.begin(deps, call, { path: fields.path, filename: file.filename, onConflict: fields.onConflict });
+    // The file is smaller than the whole body, which Content-Length (when sent) gives.
+    const sizeAtMost = Number(req.headers['content-length'] ?? NaN);
+    const session = await UploadSession.begin(deps, call, { path: fields.path, filename: file.filename, onConflict: fields.onConflict }, { sizeAtMost });
     try {
       const sent = await session.send(file.stream);
       // The file part ended, but only the closing delimiter makes the body whole.

@@ -43,6 +43,11 @@ export interface BeginOptions {
   declaredSize?: number;
   /** How long the upload may wait between requests (a resumable upload); 0: the service's default. */
   idleMs?: number;
+  /**
+   * An upper bound of the size (a multipart request's Content-Length): reserved with the begin
+   * when it fits, which spares a reservation per part; else the bytes reserve as they go.
+   */
+  sizeAtMost?: number;
 }
 
 /**
@@ -67,6 +72,9 @@ export function checkNames(dest: Destination): void {
  * its framing onto these steps and nothing else.
  */
 export class UploadSession {
+  /** The bytes the quota holds for this upload so far (a running total). */
+  private reserved = 0;
+
   private constructor(
     private readonly deps: UploadDeps,
     private readonly call: UploadCall,
@@ -83,8 +91,10 @@ export class UploadSession {
     checkNames(dest);
     const onConflict = conflictMode(dest.onConflict ?? 'error');
     if (onConflict === undefined) throw errors.invalidArgument('onConflict must be error, overwrite or uuid', dest.onConflictField ?? 'onConflict');
-    const begun = await deps.files.beginUpload({ ...(dest.path != null && { path: dest.path }), filename: dest.filename, onConflict, idleMs: options.idleMs ?? 0 }, call);
+    const hint = options.sizeAtMost !== undefined && Number.isSafeInteger(options.sizeAtMost) && options.sizeAtMost > 0 ? options.sizeAtMost : 0;
+    const begun = await deps.files.beginUpload({ ...(dest.path != null && { path: dest.path }), filename: dest.filename, onConflict, idleMs: options.idleMs ?? 0, reserveHint: hint }, call);
     const session = new UploadSession(deps, call, begun.uploadId, { putUrl: begun.putUrl, partSize: Number(begun.partSize), maxBytes: Number(begun.maxBytes) });
+    session.reserved = Number(begun.reservedBytes) || 0;
     if (options.declaredSize !== undefined) {
       try {
         if (options.declaredSize > session.target.maxBytes) throw errors.payloadTooLarge(session.target.maxBytes);
@@ -102,9 +112,11 @@ export class UploadSession {
     return new UploadSession(deps, call, uploadId, target);
   }
 
-  /** Reserves quota for `totalBytes` (a running total of what will have been sent). */
+  /** Reserves quota for `totalBytes` (a running total of what will have been sent); a no-op within what is held. */
   async reserve(totalBytes: number): Promise<void> {
+    if (totalBytes <= this.reserved) return;
     await this.deps.files.reserveUpload({ uploadId: this.uploadId, totalBytes }, this.call);
+    this.reserved = Math.max(this.reserved, totalBytes);
   }
 
   /**
