@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -103,8 +103,10 @@ async function startOnce(started: number, timeoutMs: number): Promise<RgwHandle>
   deadline.catch(() => undefined);
   const guard = <T>(step: Promise<T>) => Promise.race([step, daemonDied, deadline]);
 
+  // A process that exits without calling `stop` (an uncaught error) leaves no daemon or folder behind.
   const killAll = () => {
     for (const { child } of daemons) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
   };
   process.once('exit', killAll);
 
