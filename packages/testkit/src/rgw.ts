@@ -74,7 +74,10 @@ function onPath(bin: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0;
 }
 
-/** Daemons are started under `setpriv --pdeathsig KILL` when it exists: a test run killed outright leaves none behind. */
+/**
+ * Daemons are started under `setpriv --pdeathsig KILL` when it exists: a test run killed
+ * outright leaves none behind (the signal comes when the thread that started them ends).
+ */
 const PDEATHSIG = onPath('setpriv') && spawnSync('setpriv', ['--pdeathsig', 'KILL', 'true'], { stdio: 'ignore' }).status === 0;
 
 async function startOnce(started: number, timeoutMs: number): Promise<RgwHandle> {
@@ -154,7 +157,7 @@ async function startOnce(started: number, timeoutMs: number): Promise<RgwHandle>
 
     step = 'the OSD';
     // Waits for the mon to form its quorum of one; then the OSD (id 0 in a new cluster).
-    const id = (await ceph('ceph', ['--connect-timeout', '30', 'osd', 'new', osdUuid, '0'])).trim();
+    const id = (await ceph('ceph', ['--connect-timeout', '30', 'osd', 'new', osdUuid, '0'])).stdout.trim();
     if (id !== '0') throw new Error(`osd new answered ${JSON.stringify(id)}, expected 0`);
     await ceph('ceph-osd', ['-i', '0', '--mkfs', '--osd-uuid', osdUuid]);
     daemon('osd.0', 'ceph-osd', ['-f', '-i', '0']);
@@ -162,8 +165,9 @@ async function startOnce(started: number, timeoutMs: number): Promise<RgwHandle>
     step = 'the rgw pools';
     // One `ceph` process for every command (its start-up costs more than a command).
     const script = RGW_POOLS.flatMap((pool) => [`osd pool create ${pool} 8 8`, `osd pool application enable ${pool} rgw`]).join('\n');
-    const out = await ceph('ceph', ['--connect-timeout', '30'], `${script}\n`);
-    const refused = out.split('\n').filter((line) => /^Error /.test(line));
+    // It goes on after a command that fails (and exits 0): its errors are read from stderr.
+    const { stderr } = await ceph('ceph', ['--connect-timeout', '30'], `${script}\n`);
+    const refused = stderr.split('\n').filter((line) => /^Error /.test(line));
     if (refused.length > 0) throw new Error(refused.join('\n'));
 
     step = 'the S3 user';
@@ -227,17 +231,18 @@ rgw frontends = beast endpoint=127.0.0.1:${o.httpPort}
 `;
 }
 
-/** Runs a command to its end; resolves with its stdout and stderr, rejects with them on failure. */
-function command(file: string, args: string[], o: { env: NodeJS.ProcessEnv; input?: string | undefined; signal: AbortSignal }): Promise<string> {
+/** Runs a command to its end; resolves with what it printed, rejects with that on failure. */
+function command(file: string, args: string[], o: { env: NodeJS.ProcessEnv; input?: string | undefined; signal: AbortSignal }): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { env: o.env, signal: o.signal, killSignal: 'SIGKILL', stdio: ['pipe', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('error', reject);
     child.once('close', (code, signal) => {
-      if (code === 0) resolve(output);
-      else reject(new Error(`${file} ${args.join(' ')} exited with ${code ?? signal}: ${output.trim().slice(-2000)}`));
+      if (code === 0) resolve({ stdout, stderr });
+      else reject(new Error(`${file} ${args.join(' ')} exited with ${code ?? signal}: ${`${stdout}\n${stderr}`.trim().slice(-2000)}`));
     });
     child.stdin.on('error', () => undefined);
     child.stdin.end(o.input ?? '');
