@@ -22,10 +22,28 @@ const SINGLE_PROCESS_SUITES = [
 ];
 
 /**
- * Four projects: unit tests beside the code (no backends), integration tests of one service
+ * The suites whose bytes go through the S3 store — uploads (form, tus, by parts), downloads and
+ * ranges, links, exports, Agent archives, knowledge, the sweeper and crashes mid-upload — run a
+ * second time on Ceph radosgw, a strict S3, in the project e2e-rgw (single topology).
+ */
+const S3_SUITES = [
+  'test/agents-export.e2e.test.ts',
+  'test/files-crash.e2e.test.ts',
+  'test/files-hostile.e2e.test.ts',
+  'test/files-transfer.e2e.test.ts',
+  'test/files.e2e.test.ts',
+  'test/knowledge.e2e.test.ts',
+  'test/links.e2e.test.ts',
+  'test/projects-files.e2e.test.ts',
+  'test/tus.e2e.test.ts',
+];
+
+/**
+ * Five projects: unit tests beside the code (no backends), integration tests of one service
  * against real Redis/NATS/S3, and end-to-end suites through the gateway, on single backends and
- * processes (e2e) and scaled out (e2e-scaled). The global setup finds
- * the backends once (env, then containers, then local defaults) and provides their URLs.
+ * processes (e2e) and scaled out (e2e-scaled), and the S3 suites on Ceph radosgw (e2e-rgw). The
+ * global setup finds the backends once per project (env, then containers, then local defaults;
+ * S3_BACKEND picks the S3 server to start) and provides their URLs.
  */
 export default defineConfig({
   test: {
@@ -67,6 +85,18 @@ export default defineConfig({
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 90_000,
           hookTimeout: 180_000,
+        },
+      },
+      {
+        // S3_SUITES against one Ceph cluster (mon, memstore OSD, radosgw) that the global setup
+        // starts for the whole project (packages/testkit/src/rgw.ts), instead of s3rver.
+        test: {
+          name: 'e2e-rgw',
+          include: S3_SUITES,
+          env: { S3_BACKEND: 'rgw' },
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
     ],

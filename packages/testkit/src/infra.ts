@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
-import { s3FromEnv, startMinioContainer, startS3rver, type S3Endpoint } from './s3.js';
+import { startRgw } from './rgw.js';
+import { s3FromEnv, startMinioContainer, startS3rver, type S3Endpoint, type S3Handle } from './s3.js';
 
 /** Where the tests' backends are. */
 export interface InfraUrls {
@@ -7,7 +8,7 @@ export interface InfraUrls {
   natsUrl: string;
   /** The S3-compatible store (S3_* settings of the files service). */
   s3: S3Endpoint;
-  /** How each was found: "env", "container" or "local" ("embedded" for the in-process s3rver). */
+  /** How each was found: "env", "container" or "local" ("embedded" for s3rver, "rgw" for Ceph radosgw). */
   sources: { redis: string; nats: string; s3: string };
   /** "scaled": a Redis Cluster, a NATS cluster, and two replicas of every process. */
   topology?: 'single' | 'scaled';
@@ -49,10 +50,33 @@ async function containerRuntime(): Promise<boolean> {
   }
 }
 
+/** What S3_BACKEND may name: the S3 server to start when S3_ENDPOINT is unset. */
+const S3_BACKENDS = ['rgw', 's3rver'] as const;
+
+/**
+ * The S3 server to start: S3_BACKEND=rgw a one-node Ceph cluster with radosgw (a strict S3),
+ * S3_BACKEND=s3rver the embedded s3rver; unset, MinIO in a container when a runtime answers,
+ * else s3rver.
+ */
+async function startS3(env: Record<string, string | undefined>): Promise<{ handle: S3Handle; source: string }> {
+  const backend = env.S3_BACKEND || undefined;
+  if (backend !== undefined && !(S3_BACKENDS as readonly string[]).includes(backend)) {
+    throw new Error(`S3_BACKEND must be one of ${S3_BACKENDS.join(', ')} (or unset), got ${JSON.stringify(backend)}`);
+  }
+  if (backend === 'rgw') {
+    const rgw = await startRgw();
+    console.log(`S3: Ceph radosgw on ${rgw.s3.endpoint}, ready in ${rgw.startupMs} ms`);
+    return { handle: rgw, source: 'rgw' };
+  }
+  if (backend === undefined && (await containerRuntime())) return { handle: await startMinioContainer(), source: 'container' };
+  return { handle: await startS3rver(), source: 'embedded' };
+}
+
 /**
  * Finds Redis, NATS and S3 as ARCHITECTURE.md says: REDIS_URL / NATS_URL / S3_ENDPOINT first;
  * else containers through testcontainers when a container runtime answers; else the local
- * defaults, which must answer (a clear error otherwise), and an embedded s3rver.
+ * defaults, which must answer (a clear error otherwise), and an embedded s3rver. S3_BACKEND
+ * picks the S3 server to start instead (see startS3).
  */
 export async function resolveInfra(env: Record<string, string | undefined> = process.env): Promise<Infra> {
   const stops: (() => Promise<unknown>)[] = [];
@@ -80,18 +104,22 @@ export async function resolveInfra(env: Record<string, string | undefined> = pro
       sources.nats = 'container';
     }
   }
-  // S3: S3_ENDPOINT, else MinIO in a container, else s3rver in this process on a random port.
+  // S3: S3_ENDPOINT, else the server S3_BACKEND names, else MinIO in a container, else s3rver.
   if (!s3) {
-    const inContainer = await containerRuntime();
-    const started = inContainer ? await startMinioContainer() : await startS3rver();
-    if (inContainer) sources.s3 = 'container';
-    stops.push(() => started.stop());
-    s3 = started.s3;
+    const started = await startS3(env).catch(async (err: unknown) => {
+      await Promise.all(stops.map((s) => s()));
+      throw err;
+    });
+    sources.s3 = started.source;
+    stops.push(() => started.handle.stop());
+    s3 = started.handle.s3;
   }
   redisUrl ??= LOCAL_REDIS;
   natsUrl ??= LOCAL_NATS;
   for (const [what, url] of [['Redis', redisUrl], ['NATS', natsUrl]] as const) {
     if (!(await reachable(url))) {
+      // Nothing started for this run is left behind (an rgw cluster is four processes).
+      await Promise.all(stops.map((s) => s()));
       throw new Error(`${what} does not answer at ${url}: set ${what === 'Redis' ? 'REDIS_URL' : 'NATS_URL'}, start a container runtime, or start it locally (see README "Tests")`);
     }
   }
