@@ -36,6 +36,7 @@ const S3_SUITES = [
   'test/links.e2e.test.ts',
   'test/projects-files.e2e.test.ts',
   'test/tus.e2e.test.ts',
+  'test/uploads-hostile.e2e.test.ts',
 ];
 
 /**
