@@ -10,7 +10,7 @@ import type { Verifier } from './http/auth.js';
 import { buildOpenApi } from './openapi/openapi.js';
 import { docsRouter } from './openapi/docs.js';
 import { API_INFO } from './openapi/document.js';
-import type { ObjectStore } from './http/object-store.js';
+import type { ObjectStore } from './transfer/object-store.js';
 import { buildRoutes, type Clients } from './routes/index.js';
 import { mountRoutes, type RouteGuards } from './routes/route.js';
 import type { LinkOptions } from './routes/links.routes.js';

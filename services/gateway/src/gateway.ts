@@ -11,7 +11,7 @@ import { createApp } from './app.js';
 import type { Clients } from './routes/index.js';
 import { createVerifier, type AuthOptions } from './http/auth.js';
 import { answerClientError } from './http/client-error.js';
-import { ObjectStore } from './http/object-store.js';
+import { ObjectStore } from './transfer/object-store.js';
 import { IdempotencyStore } from './limits/idempotency-store.js';
 import { RateLimiter } from './limits/rate-limit.js';
 import { UploadSlots } from './limits/upload-slots.js';

@@ -1,5 +1,5 @@
 import { createLogger, type RedisClient } from '@workspace/platform';
-import type { ObjectStore } from '../http/object-store.js';
+import type { ObjectStore } from '../transfer/object-store.js';
 import { buildRoutes, type Clients } from '../routes/index.js';
 import { buildOpenApi, type ApiInfo } from './openapi.js';
 

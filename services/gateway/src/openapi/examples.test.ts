@@ -1,6 +1,6 @@
 import { createLogger } from '@workspace/platform';
 import { describe, expect, it } from 'vitest';
-import type { ObjectStore } from '../http/object-store.js';
+import type { ObjectStore } from '../transfer/object-store.js';
 import { buildRoutes, type Clients } from '../routes/index.js';
 import { openApiDocument } from './document.js';
 

@@ -1,10 +1,10 @@
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from '@workspace/platform';
 import type { ListExportResponse } from '@workspace/proto/workspace/files/v1/files';
-import { attachment } from '../http/download.js';
-import type { ObjectStore } from '../http/object-store.js';
-import { TRANSFER_DEADLINE_MS, writeHead } from '../http/write-head.js';
-import { zipStream, type ZipItem } from '../http/zip-export.js';
+import { attachment } from '../transfer/download.js';
+import type { ObjectStore } from '../transfer/object-store.js';
+import { TRANSFER_DEADLINE_MS, writeHead } from '../transfer/write-head.js';
+import { zipStream, type ZipItem } from '../transfer/zip-export.js';
 import { Coalesce } from '../transfer/coalesce.js';
 import { ExportQuery } from '../schemas/files.schemas.js';
 import type { FilesClient } from './files.routes.js';

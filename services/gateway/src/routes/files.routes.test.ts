@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '@workspace/platform';
 import { OnConflict, type ListFilesResponse } from '@workspace/proto/workspace/files/v1/files';
-import type { ObjectStore } from '../http/object-store.js';
+import type { ObjectStore } from '../transfer/object-store.js';
 import { parseWith } from '../http/validate.js';
 import { filesRoutes, type FilesClient } from './files.routes.js';
 import type { RouteDef } from './route.js';

@@ -1,6 +1,6 @@
 import type { ErrorCode, Logger, ServiceClient } from '@workspace/platform';
 import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
-import type { ObjectStore } from '../http/object-store.js';
+import type { ObjectStore } from '../transfer/object-store.js';
 import { DeleteFileQuery, DeleteResult, FileList, ListFilesQuery, MoveBody, MoveResult, ReadResult } from '../schemas/files.schemas.js';
 import { RevisionPathQuery } from '../schemas/revisions.schemas.js';
 import { changesRoutes } from './changes.routes.js';

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, errors } from '@workspace/platform';
 import { EntryType, type CommitUploadRequest } from '@workspace/proto/workspace/files/v1/files';
 import { errorHandler } from '../http/errors.js';
-import { ObjectStore } from '../http/object-store.js';
+import { ObjectStore } from '../transfer/object-store.js';
 import { requestId } from '../http/request-id.js';
 import type { FilesClient, FilesRouteDeps } from './files.routes.js';
 import { downloadRoute } from './download.route.js';

@@ -1,9 +1,9 @@
 import type { Request } from 'express';
 import { AppError, errors } from '@workspace/platform';
 import type { LinkSigner } from '../links/link-signer.js';
-import type { ObjectStore } from '../http/object-store.js';
+import type { ObjectStore } from '../transfer/object-store.js';
 import { CreateLinkBody, LinkParams, LinkResult } from '../schemas/links.schemas.js';
-import { sendFile } from './download.route.js';
+import { sendFile } from '../transfer/send-file.js';
 import type { FilesClient } from './files.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
 

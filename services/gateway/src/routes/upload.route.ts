@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { AppError } from '@workspace/platform';
 import type { UploadFileResponse } from '@workspace/proto/workspace/files/v1/files';
-import { readUploadForm, type FileHandler } from '../http/upload-form.js';
+import { readUploadForm, type FileHandler } from '../transfer/upload-form.js';
 import { UploadForm, UploadQuery, UploadResult } from '../schemas/files.schemas.js';
 import { UploadSession } from '../transfer/upload-session.js';
 import type { FilesRouteDeps } from './files.routes.js';
@@ -52,7 +52,7 @@ function storeFile(deps: FilesRouteDeps, call: Call, req: Request): FileHandler<
     const sizeAtMost = Number(req.headers['content-length'] ?? NaN);
     const session = await UploadSession.begin(deps, call, { path: fields.path, filename: file.filename, onConflict: fields.onConflict }, { sizeAtMost });
     try {
-      const sent = await session.send(file.stream);
+      const sent = await session.send(file.stream, sizeAtMost);
       // The file part ended, but only the closing delimiter makes the body whole.
       await formDone;
       return await session.commit(sent);

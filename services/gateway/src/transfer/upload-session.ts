@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { errors, type Logger, type OutgoingContext } from '@workspace/platform';
 import type { BeginUploadResponse, CompletedPart, UploadFileResponse } from '@workspace/proto/workspace/files/v1/files';
-import type { ObjectStore } from '../http/object-store.js';
-import { sendBody, type PartSink, type SentBody } from '../http/upload-transfer.js';
+import type { ObjectStore } from './object-store.js';
+import { sendBody, type PartSink, type SentBody } from './upload-transfer.js';
 import { conflictMode } from '../routes/files.json.js';
 import type { FilesClient } from '../routes/files.routes.js';
 
@@ -123,8 +123,8 @@ export class UploadSession {
    * Streams a whole body to the store (one PUT, or parts while it flows), reserving quota as
    * it goes, hashing and counting it; over the limit → 413. The caller commits or aborts.
    */
-  send(source: Readable): Promise<SentBody> {
-    return sendBody(source, { target: this.target, sink: this.sink(), signal: this.call.signal });
+  send(source: Readable, sizeAtMost?: number): Promise<SentBody> {
+    return sendBody(source, { target: this.target, sink: this.sink(), signal: this.call.signal, sizeAtMost });
   }
 
   /** PUTs part `partNumber` and resolves with it as the commit lists it. */

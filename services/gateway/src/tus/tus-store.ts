@@ -3,8 +3,8 @@ import type { Readable } from 'node:stream';
 import { DataStore, ERRORS, Upload } from '@tus/utils';
 import { createSHA256 } from 'hash-wasm';
 import { AppError, errors } from '@workspace/platform';
-import { IdleTimer } from '../http/idle-timer.js';
-import { PartBuffer } from '../http/part-buffer.js';
+import { IdleTimer } from '../transfer/idle-timer.js';
+import { PartBuffer } from '../transfer/part-buffer.js';
 import { STORE_DEADLINE_MS, UploadSession, type UploadCall, type UploadDeps } from '../transfer/upload-session.js';
 import type { TusStateRepo, TusState } from './tus-state.redis.js';
 

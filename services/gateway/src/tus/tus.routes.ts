@@ -3,7 +3,7 @@ import type { RequestHandler, Response } from 'express';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import { z } from 'zod';
 import { AppError, errors, type Logger, type RedisClient } from '@workspace/platform';
-import type { ObjectStore } from '../http/object-store.js';
+import type { ObjectStore } from '../transfer/object-store.js';
 import type { FilesClient } from '../routes/files.routes.js';
 import { TUS_RESUMABLE, UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET } from '../routes/request-headers.js';
 import { defineRoute, type Method, type RouteDef, type RouteInput } from '../routes/route.js';

@@ -58,6 +58,12 @@ export interface SendOptions {
   signal?: AbortSignal | undefined;
   /** The clock that ages part URLs; tests pass their own. */
   now?: () => number;
+  /**
+   * An upper bound of the body's size, when known (Content-Length): a body known to span
+   * parts takes its first part buffer whole at once instead of growing it by doubling, whose
+   * copies would be garbage as large again as the part.
+   */
+  sizeAtMost?: number | undefined;
 }
 
 /**
@@ -112,7 +118,7 @@ class PartSender {
 
   constructor(private readonly o: SenderOptions) {
     this.now = o.now ?? Date.now;
-    this.filling = new PartBuffer(o.target.partSize);
+    this.filling = new PartBuffer(o.target.partSize, { whole: (o.sizeAtMost ?? 0) > o.target.partSize });
   }
 
   async write(chunk: Buffer): Promise<void> {
