@@ -111,7 +111,6 @@ export class TusStore extends DataStore {
     });
     // The bytes after the last whole part, in one buffer of at most a part (grown as they come).
     const part = new PartBuffer(state.partSize);
-    const sealable = () => part.full && this.sealedBytes(state) + state.partSize < state.size;
     // Set while a part goes to the store: a failure then is the store's, not a client cut off.
     let storing = false;
     const seal = async () => {
@@ -138,7 +137,8 @@ export class TusStore extends DataStore {
           offset += part.fill(chunk, offset);
         }
       }
-      if (sealable()) await seal();
+      // A whole part that is not the last one goes now too: a tail is always less than a part.
+      if (part.full && this.sealedBytes(state) + state.partSize < state.size) await seal();
     } catch (err) {
       // Cut off or stalled: what came after the last whole part is dropped (the tail written
       // before stays while no part was sealed since); the client resumes from HEAD's offset.
