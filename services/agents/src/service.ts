@@ -57,6 +57,7 @@ export const agentsService = defineService({
       knowledge,
       maxAgents: ctx.config.MAX_AGENTS,
       maxAliases: ctx.config.MAX_ALIASES_PER_AGENT,
+      maxConfigs: ctx.config.CONFIG_RETENTION,
     });
     ctx.serve(AgentsServiceService, { ...agentsHandlers({ agents, chats, repo }), ...versionsHandlers({ agents, versions, aliases, exporter, importer }) });
   },

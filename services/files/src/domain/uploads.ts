@@ -110,10 +110,21 @@ export class Uploads {
    * an abort or expiry.
    */
   async reserve(userId: string, uploadId: string, totalBytes: number): Promise<void> {
-    if (!UPLOAD_ID.test(uploadId)) throw errors.invalidArgument('unknown upload id', 'uploadId');
-    if (!Number.isSafeInteger(totalBytes) || totalBytes < 0) throw errors.invalidArgument('totalBytes must be a whole number of bytes', 'totalBytes');
-    if (totalBytes > this.#o.maxUploadBytes) throw errors.payloadTooLarge(this.#o.maxUploadBytes);
-    await this.#o.index.reserveUpload(userId, uploadId, totalBytes, this.#o.quotaBytes);
+    await this.reserveAll(userId, [{ uploadId, totalBytes }]);
+  }
+
+  /**
+   * `reserve` for several uploads at once (an import's knowledge files): every one fits, or
+   * none is reserved. The same rules: MAX_UPLOAD_BYTES for each, FILE_QUOTA_BYTES for all.
+   */
+  async reserveAll(userId: string, reservations: readonly { uploadId: string; totalBytes: number }[]): Promise<void> {
+    for (const { uploadId, totalBytes } of reservations) {
+      if (!UPLOAD_ID.test(uploadId)) throw errors.invalidArgument('unknown upload id', 'uploadId');
+      if (!Number.isSafeInteger(totalBytes) || totalBytes < 0) throw errors.invalidArgument('totalBytes must be a whole number of bytes', 'totalBytes');
+      if (totalBytes > this.#o.maxUploadBytes) throw errors.payloadTooLarge(this.#o.maxUploadBytes);
+    }
+    if (reservations.length === 0) return;
+    await this.#o.index.reserveUpload(userId, reservations.map((r) => ({ id: r.uploadId, totalBytes: r.totalBytes })), this.#o.quotaBytes);
   }
 
   /** Makes the uploaded bytes the file, or refuses and drops them. */
