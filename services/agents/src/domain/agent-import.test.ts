@@ -2,18 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { AgentImport, type ImportedConfig, type NewImportedAgent } from './agent-import.js';
 import { contentDigest } from './digest.js';
 import { DEFAULTS } from './fields.js';
-import type { KnowledgeStore, ProjectDirectory, StagedKnowledge } from './ports.js';
+import type { CreateAgentOutcome, KnowledgeStore, ProjectDirectory, StagedKnowledge } from './ports.js';
 
 const cfg = (n: number) => `cfg_${String(n).padStart(32, '0')}`;
 const scope = { userId: 'u1' };
 const projects: ProjectDirectory = { resolve: async (_s, name) => (name.toLowerCase() === 'home' ? 'Home' : name.toLowerCase() === 'research' ? 'Research' : Promise.reject(new Error('PROJECT_NOT_FOUND'))) };
 
-function harness() {
+function harness(outcome: CreateAgentOutcome = { status: 'created' }) {
   const written: NewImportedAgent[] = [];
   const pinned: StagedKnowledge[][] = [];
-  const knowledge: KnowledgeStore = { pin: async () => [], pinStaged: async (_s, _a, files) => void pinned.push(files) };
-  const importer = new AgentImport({ repo: { create: async (r) => (written.push(r), { status: 'created' }) }, projects, knowledge, maxAliases: 20, maxConfigs: 3 });
-  return { importer, written, pinned };
+  const unpinned: string[] = [];
+  const knowledge: KnowledgeStore = { pin: async () => [], pinStaged: async (_s, _a, files) => void pinned.push(files), unpinAll: async (_s, agentId) => void unpinned.push(agentId) };
+  const importer = new AgentImport({ repo: { create: async (r) => (written.push(r), outcome) }, projects, knowledge, maxAliases: 20, maxConfigs: 3, maxAgents: 5 });
+  return { importer, written, pinned, unpinned };
 }
 
 const config = (n: number, parent: number | null, fields: Record<string, unknown> = {}): ImportedConfig => ({
@@ -71,6 +72,20 @@ describe('agent import — rules', () => {
     for (const [input, field] of cases) await expect(importer.import(scope, input), field).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field } });
     expect(written).toEqual([]);
     expect(pinned).toEqual([]);
+  });
+
+  it('agent import — refused by MAX_AGENTS, or replayed by its idempotency key, after its knowledge was pinned: the pins of the Agent that will not exist go', async () => {
+    const kb = { path: '/files/kb/notes.md', size: 1, sha256: 'a'.repeat(64), mimeType: 'text/markdown' };
+    const input = { configs: [config(1, null, { knowledgeFiles: [kb] })], aliases: [], knowledge: [{ uploadId: 'up_1', sha256: kb.sha256, size: 1 }] };
+    const refused = harness({ status: 'quota', used: 5 });
+    await expect(refused.importer.import(scope, input)).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'MAX_AGENTS' } });
+    expect(refused.unpinned).toEqual([refused.written[0]!.agent.agentId]);
+    const replayed = harness({ status: 'exists', agentId: 'agt_earlier' });
+    expect(await replayed.importer.import(scope, input)).toEqual({ agentId: 'agt_earlier', created: false });
+    expect(replayed.unpinned).toEqual([replayed.written[0]!.agent.agentId]);
+    const created = harness();
+    await created.importer.import(scope, input);
+    expect(created.unpinned).toEqual([]);
   });
 
   it('agent import — projectName overrides every config and the digests follow the content', async () => {

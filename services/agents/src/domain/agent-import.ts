@@ -98,9 +98,11 @@ export class AgentImport {
 
     await this.#o.knowledge.pinStaged(scope, agentId, [...staged.values()]);
     const outcome = await this.#o.repo.create({ userId: scope.userId, agent, configs, aliases: records, events: [event], maxAgents: this.#o.maxAgents, idempotencyKey: input.idempotencyKey });
+    if (outcome.status === 'created') return { agentId, created: true };
+    // The Agent will not exist: what was pinned for it goes (it would count against the byte quota for good).
+    if (staged.size > 0) await this.#o.knowledge.unpinAll(scope, agentId);
     if (outcome.status === 'quota') throw errors.quotaExceeded('MAX_AGENTS', this.#o.maxAgents ?? 0, outcome.used);
-    if (outcome.status === 'exists') return { agentId: outcome.agentId, created: false };
-    return { agentId, created: true };
+    return { agentId: outcome.agentId, created: false };
   }
 
   /** The stored spelling of every project the configs name (or of the override), each looked up once. */
