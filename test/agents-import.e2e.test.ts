@@ -239,6 +239,32 @@ describe('agents import — agent.json is checked on its raw bytes before it is 
     expect((await usage(u)).agents.count).toBe(0);
   }, 120_000);
 
+  it('import — 16 MiB of tiny values (`[[],[],…]`, shallow enough for the depth bound) three at once → 400 (field file) before they are parsed (they would take ~25× their size); another user is answered meanwhile', async () => {
+    const u = await stack.user();
+    const other = await stack.user();
+    const flat = Buffer.concat([Buffer.from('['), Buffer.alloc(16 * MiB - 4, '[],'), Buffer.from('[]]')]).subarray(0, 16 * MiB);
+    flat.write(']', flat.length - 1);
+    const zip = archive(flat, [], { deflate: false });
+    let done = false;
+    const latencies: number[] = [];
+    const meanwhile = (async () => {
+      while (!done) {
+        const t = performance.now();
+        expect((await other.request('GET', '/v1/agents')).status).toBe(200);
+        latencies.push(performance.now() - t);
+      }
+    })();
+    const results = await Promise.all([importZip(u, zip), importZip(u, zip), importZip(u, zip)]);
+    done = true;
+    await meanwhile;
+    for (const res of results) {
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'file' }, message: expect.stringContaining('more values than an import takes') });
+    }
+    console.info(`e2e: another user's GET during 3 imports of 16 MiB of [] values: max ${Math.max(...latencies).toFixed(1)} ms over ${latencies.length} requests`);
+    expect((await usage(u)).agents.count).toBe(0);
+  }, 120_000);
+
   it('import — agent.json that is not UTF-8, or holds a number beyond ±1.8e308 → 400 (field file); never stored as U+FFFD', async () => {
     const u = await stack.user();
     const text = JSON.stringify(document([config(1, { name: 'NAME' })]));

@@ -53,7 +53,7 @@ describe('agent archive', () => {
     const knowledge = [Buffer.alloc(DEFAULT_ARCHIVE_LIMITS.ratioExemptBytes - 1), Buffer.alloc(32 * 1024, 'a'), randomBytes(2 * MiB), Buffer.from('hello\n')];
     const { archive, agentJson } = await openAgentArchive(await zipFile('{"format":"workspace.agent/v1"}', knowledge));
     try {
-      expect(agentJson).toBe('{"format":"workspace.agent/v1"}');
+      expect(agentJson.toString('utf8')).toBe('{"format":"workspace.agent/v1"}');
       expect([...archive.knowledge.keys()].sort()).toEqual(knowledge.map(sha).sort());
     } finally {
       archive.close();
@@ -84,5 +84,17 @@ describe('agent archive', () => {
     expect(await refusal(await zipFile(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]), []))).toMatchObject({ field: 'file', message: 'not an Agent archive: agent.json must be valid UTF-8' });
     expect(await refusal(await zipFile('{"n":1e400}', []))).toMatchObject({ field: 'file', message: expect.stringContaining('numbers must be finite') });
     expect(await refusal(await zipFile(Buffer.alloc(DEFAULT_ARCHIVE_LIMITS.maxAgentJsonBytes + 1, ' '), [], { store: true }))).toMatchObject({ field: 'file', message: expect.stringContaining('too large') });
+  });
+
+  it('archive — an agent.json of millions of tiny values is refused before it is parsed; 16 MiB of text, or of numbers, is read', async () => {
+    const tiny = Buffer.concat([Buffer.from('['), Buffer.alloc(3 * 5_000_000, '{},'), Buffer.from('{}]')]);
+    expect(await refusal(await zipFile(tiny, [], { store: true }))).toMatchObject({ field: 'file', message: expect.stringContaining('more values than an import takes') });
+    const text = Buffer.from(JSON.stringify({ format: 'workspace.agent/v1', configs: [{ instructions: 'é'.repeat(8 * MiB - 100) }] }));
+    const numbers = Buffer.concat([Buffer.from('{"n":['), Buffer.alloc(2 * 7 * MiB, '0,'), Buffer.from('0]}')]);
+    for (const bytes of [text, numbers]) {
+      const { archive, agentJson } = await openAgentArchive(await zipFile(bytes, [], { store: true }));
+      archive.close();
+      expect(agentJson.byteLength).toBe(bytes.byteLength);
+    }
   });
 });

@@ -15,6 +15,11 @@ export interface ArchiveLimits {
   maxEntries: number;
   /** agent.json is parsed whole: it must fit in memory comfortably. */
   maxAgentJsonBytes: number;
+  /**
+   * And so must what it parses to: a document whose values would take more heap than this
+   * (JsonTextGuard's estimate: millions of tiny values) is refused before it is parsed.
+   */
+  maxAgentJsonParsedBytes: number;
   maxEntryBytes: number;
   /** What every entry together may inflate to. */
   maxTotalBytes: number;
@@ -35,6 +40,7 @@ export interface ArchiveLimits {
 export const DEFAULT_ARCHIVE_LIMITS: ArchiveLimits = {
   maxEntries: 4_096,
   maxAgentJsonBytes: 16 * 1024 * 1024,
+  maxAgentJsonParsedBytes: 128 * 1024 * 1024,
   maxEntryBytes: 1024 * 1024 * 1024,
   maxTotalBytes: 4 * 1024 * 1024 * 1024,
   maxRatio: 200,
@@ -53,11 +59,11 @@ export interface AgentArchive {
 }
 
 /**
- * Opens and checks the ZIP at `path` (a spooled upload), and reads agent.json's text (checked
- * as JSON request bodies are, before it is decoded); 400 INVALID_ARGUMENT (field `file`) for
- * anything wrong.
+ * Opens and checks the ZIP at `path` (a spooled upload), and reads agent.json's bytes (checked
+ * as JSON request bodies are: valid UTF-8, depth, numbers); 400 INVALID_ARGUMENT (field `file`)
+ * for anything wrong.
  */
-export async function openAgentArchive(path: string, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<{ archive: AgentArchive; agentJson: string }> {
+export async function openAgentArchive(path: string, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<{ archive: AgentArchive; agentJson: Buffer }> {
   const archiveBytes = (await stat(path)).size;
   const zip = await new Promise<ZipFile>((resolve, reject) =>
     yauzl.open(path, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: true }, (err, z) => (err || !z ? reject(bad('it is not a readable ZIP')) : resolve(z))),
@@ -67,7 +73,7 @@ export async function openAgentArchive(path: string, limits: ArchiveLimits = DEF
     const entries = await listEntries(zip, limits, archiveBytes);
     const json = entries.get('agent.json');
     if (!json) throw bad('agent.json is missing');
-    const agentJson = (await readAgentJson(await openEntry(zip, json), limits.maxAgentJsonBytes)).toString('utf8');
+    const agentJson = await readAgentJson(await openEntry(zip, json), limits);
     const knowledge = new Map<string, Entry>();
     for (const [name, entry] of entries) {
       const sha = KNOWLEDGE.exec(name)?.[1];
@@ -116,21 +122,24 @@ function openEntry(zip: ZipFile, entry: Entry): Promise<Readable> {
 }
 
 /**
- * agent.json's bytes, refused beyond `max` bytes (the declared size may lie; yauzl checks it
- * too), and checked as they inflate as every JSON request body is checked (UTF-8, nesting depth,
- * finite numbers) before anything decodes or parses them: a document of nested brackets is
- * refused after its first few bytes, whatever its size.
+ * agent.json's bytes, refused beyond maxAgentJsonBytes (the declared size may lie; yauzl checks
+ * it too), and checked as they inflate as every JSON request body is checked (UTF-8, nesting
+ * depth, finite numbers) before anything decodes or parses them: a document of nested brackets
+ * is refused after its first few bytes, whatever its size. So is one whose values would take
+ * more than maxAgentJsonParsedBytes of memory once parsed.
  */
-async function readAgentJson(stream: Readable, max: number): Promise<Buffer> {
+async function readAgentJson(stream: Readable, limits: ArchiveLimits): Promise<Buffer> {
   const parts: Buffer[] = [];
   const guard = new JsonTextGuard('agent.json');
+  const tooMany = () => bad(`agent.json holds more values than an import takes (they would take more than ${limits.maxAgentJsonParsedBytes / (1024 * 1024)} MiB once parsed)`);
   let size = 0;
   try {
     for await (const chunk of stream) {
       size += (chunk as Buffer).byteLength;
-      if (size > max) throw bad(`agent.json is larger than ${max} bytes`);
+      if (size > limits.maxAgentJsonBytes) throw bad(`agent.json is larger than ${limits.maxAgentJsonBytes} bytes`);
       const refused = guard.push(chunk as Buffer);
       if (refused) throw bad(refused.message);
+      if (guard.estimatedParsedBytes() > limits.maxAgentJsonParsedBytes) throw tooMany();
       parts.push(chunk as Buffer);
     }
     const refused = guard.end();

@@ -66,4 +66,16 @@ describe('json guard', () => {
     expect(guard.push(Buffer.from(']'))?.message).toMatch(/nested deeper/);
     expect(checkJsonText(Buffer.from([0xff]), 'agent.json')?.message).toBe('agent.json must be valid UTF-8');
   });
+
+  it('json guard — estimates the heap a document takes once parsed: tiny values count for much more than their bytes, text for about twice', () => {
+    const estimate = (text: string) => {
+      const guard = new JsonTextGuard();
+      guard.push(Buffer.from(text));
+      return guard.estimatedParsedBytes() / Buffer.byteLength(text);
+    };
+    expect(estimate(`[${'[],'.repeat(1000)}[]]`)).toBeGreaterThan(20);
+    expect(estimate(`[${'{},'.repeat(1000)}{}]`)).toBeGreaterThan(20);
+    expect(estimate(JSON.stringify({ text: 'x'.repeat(100_000) }))).toBeLessThan(2.1);
+    expect(estimate(`[${'0,'.repeat(1000)}0]`)).toBeLessThan(8);
+  });
 });

@@ -5,14 +5,14 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Entry } from 'yauzl';
 import { pipeline } from 'node:stream/promises';
-import { AppError, errors, isAppError } from '@workspace/platform';
+import { AppError, errors } from '@workspace/platform';
 import type { AgentConfig, StagedKnowledgeFile } from '@workspace/proto/workspace/agents/v1/agents';
 import { DEFAULT_ARCHIVE_LIMITS, openAgentArchive, type AgentArchive } from '../http/agent-archive.js';
+import { parseAgentJson } from '../http/agent-json.js';
 import { JSON_MAX_DEPTH } from '../http/json-guard.js';
 import { putStream } from '../http/put-stream.js';
 import { readUploadForm } from '../http/upload-form.js';
-import { parseWith } from '../http/validate.js';
-import { AgentArchiveDocument, CREATED_AT_SKEW_MS, ImportForm, type ArchivedAgent } from '../schemas/agent-archive.schemas.js';
+import { CREATED_AT_SKEW_MS, ImportForm, type ArchivedAgent } from '../schemas/agent-archive.schemas.js';
 import { Agent } from '../schemas/agents.schemas.js';
 import { agentJson, fieldsToProto } from './agents.json.js';
 import type { AgentTransferDeps } from './agent-transfer.routes.js';
@@ -43,7 +43,8 @@ export function importRoute(deps: AgentTransferDeps): RouteDef {
       `at most ${LIMITS.maxEntries.toLocaleString('en')} entries, only \`agent.json\` and \`knowledge/<sha256>\` (no \`..\`, \`\\\` or leading \`/\`); no entry inflating to more than ${LIMITS.maxRatio} times its compressed size ` +
       `(entries under ${LIMITS.ratioExemptBytes / KiB} KiB excepted), and all of them together to at most ${LIMITS.maxRatio} times the archive's size and ${LIMITS.maxTotalBytes / GiB} GiB; ` +
       `agent.json at most ${LIMITS.maxAgentJsonBytes / MiB} MiB of valid UTF-8, nested at most ${JSON_MAX_DEPTH} levels deep and with finite numbers (as a JSON request body), ` +
-      'checked before it is parsed; every configuration\'s fields as create and PATCH take them (lone surrogates refused), knowledge paths under the workspace path rules, distinct configIds, ' +
+      `checked before it is parsed, as is how much memory its values would take once parsed (at most ${LIMITS.maxAgentJsonParsedBytes / MiB} MiB: millions of tiny values are refused), then parsed off the event loop; ` +
+      "every configuration's fields as create and PATCH take them (lone surrogates refused), knowledge paths under the workspace path rules, distinct configIds, " +
       `no cycle of parentConfigId, no createdAt more than ${CREATED_AT_SKEW_MS / 60_000} minutes ahead of the server's clock (allowed clock skew), at most CONFIG_RETENTION configurations. ` +
       'The knowledge bytes count against FILE_QUOTA_BYTES like any upload and are reserved before they are sent: 403 QUOTA_EXCEEDED (details.quota, limit, used) when they do not fit, and nothing is kept. ' +
       `The ZIP may be at most ${MAX_IMPORT_BYTES / GiB} GiB (413 beyond).`,
@@ -112,33 +113,17 @@ async function spool(stream: Readable, path: string): Promise<void> {
 }
 
 /**
- * The archive opened and its agent.json parsed and validated; agent.json's text is not kept
- * once parsed (an import may take long to send its knowledge).
+ * The archive opened and its agent.json parsed and validated (off the event loop, see
+ * parseAgentJson); agent.json's bytes are not kept once parsed (an import may take long to send
+ * its knowledge).
  */
 async function openArchive(path: string): Promise<{ archive: AgentArchive; document: ArchivedAgent }> {
-  const { archive, agentJson: text } = await openAgentArchive(path);
+  const { archive, agentJson: bytes } = await openAgentArchive(path);
   try {
-    return { archive, document: parseDocument(text) };
+    return { archive, document: await parseAgentJson(bytes) };
   } catch (err) {
     archive.close();
     throw err;
-  }
-}
-
-/** agent.json's value, validated; a refusal names its place (`configs[2].name`), or `file`. */
-function parseDocument(text: string): ArchivedAgent {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw errors.invalidArgument('not an Agent archive: agent.json is not JSON', 'file');
-  }
-  try {
-    return parseWith(AgentArchiveDocument, value, 'body');
-  } catch (err) {
-    if (!isAppError(err) || err.code !== 'INVALID_ARGUMENT') throw err;
-    const field = err.details?.field;
-    throw errors.invalidArgument(field ? `agent.json: ${err.message}` : `not an Agent archive: agent.json ${err.message.replace(/^request body: /, '')}`, field ?? 'file');
   }
 }
 
