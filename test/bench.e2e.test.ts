@@ -17,6 +17,7 @@ const SCENARIOS = [
   'agent-get',
   'agent-patch',
   'agents-list-10k',
+  'import-hostile',
   'upload-small',
   'upload-deep',
   'upload-256mib',

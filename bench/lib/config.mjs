@@ -51,6 +51,10 @@ export const SCALES = {
     connections: 32,
     patchRounds: 20,
     seedConcurrency: 32,
+    /** import-hostile: bytes of the hostile agent.json (the most an archive's may hold), and rounds of 3 concurrent imports of each kind. */
+    hostileJsonBytes: 16 * MiB,
+    hostileRounds: 5,
+    hostileValuesRounds: 1,
   },
   tiny: {
     name: 'tiny',
@@ -81,6 +85,9 @@ export const SCALES = {
     connections: 32,
     patchRounds: 3,
     seedConcurrency: 8,
+    hostileJsonBytes: 1 * MiB,
+    hostileRounds: 1,
+    hostileValuesRounds: 1,
   },
 };
 
@@ -100,6 +107,7 @@ export const SCENARIO_NAMES = [
   'agent-get',
   'agent-patch',
   'agents-list-10k',
+  'import-hostile',
   'upload-small',
   'upload-deep',
   'upload-256mib',

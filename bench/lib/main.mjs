@@ -13,6 +13,7 @@ import { failedResult, scenarioResult, writeReport } from './report.mjs';
 import { ensureBucket, listKeys, s3Client } from './s3.mjs';
 import { openTarget } from './target.mjs';
 import { agentGet, agentPatch, agentsList10k } from '../scenarios/agents.mjs';
+import { importHostile } from '../scenarios/agents-import.mjs';
 import { tusUnfinished100 } from '../scenarios/files-tus.mjs';
 import { download256, export1000, list10k, listFolder100, listPage, move10k, restore10k, upload256, uploadDeep, uploadRssGrowth, uploadSmall } from '../scenarios/files.mjs';
 
@@ -20,6 +21,7 @@ const SCENARIOS = {
   'agent-get': agentGet,
   'agent-patch': agentPatch,
   'agents-list-10k': agentsList10k,
+  'import-hostile': importHostile,
   'upload-small': uploadSmall,
   'upload-deep': uploadDeep,
   'upload-256mib': upload256,

@@ -26,6 +26,12 @@ export const TARGETS = {
     { field: 'p50', label: 'p50 without q', op: '<=', limit: 15, unit: 'ms' },
     { metric: 'qP50', label: 'p50 with q', op: '<=', limit: 15, unit: 'ms' },
   ],
+  // Hostile imports (three 16 MiB agent.json of nested brackets at once) make no other user wait and cost the gateway no memory.
+  'import-hostile': [
+    { field: 'p99', label: "another user's GET p99", op: '<=', limit: 250, unit: 'ms' },
+    { metric: 'rssGrowthMiB', label: 'gateway RSS growth', op: '<=', limit: 64, unit: 'MiB' },
+    { metric: 'eventLoopLagMaxMs', label: "gateway's longest event-loop delay", op: '<=', limit: 100, unit: 'ms' },
+  ],
   'upload-small': [
     { field: 'ratio', label: 'ratio to direct PUTs', op: '>=', limit: 0.3 },
     { field: 'p99', op: '<=', limit: 250, unit: 'ms' },

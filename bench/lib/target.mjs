@@ -57,7 +57,7 @@ function serviceEnv(env, resultsDir) {
 }
 
 /**
- * {url, token(sub), pids?: {gateway, files, agents, …}, s3?: S3Endpoint, serviceBucket?, partSize, mode, stop()}.
+ * {url, token(sub), pids?: {gateway, files, agents, …}, metricsUrls?: {gateway, …}, s3?: S3Endpoint, serviceBucket?, partSize, mode, stop()}.
  */
 export async function openTarget({ env = process.env, resultsDir }) {
   if (env.BENCH_URL) {
@@ -70,6 +70,7 @@ export async function openTarget({ env = process.env, resultsDir }) {
       url: env.BENCH_URL.replace(/\/$/, ''),
       token: (sub) => mintToken({ secret: env.BENCH_SECRET, sub, issuer: env.BENCH_ISSUER, audience: env.BENCH_AUDIENCE, expiresIn: 3 * 3600 }),
       pids: undefined,
+      metricsUrls: undefined,
       s3Pid: undefined,
       s3,
       redisUrl: env.REDIS_URL,
@@ -94,6 +95,8 @@ export async function openTarget({ env = process.env, resultsDir }) {
     url: stack.gateways[0],
     token: (sub) => mintToken({ secret, sub, expiresIn: 3 * 3600 }),
     pids: Object.fromEntries(Object.entries(stack.replicas).map(([name, group]) => [name, group[0].child.pid])),
+    /** Where each process's Prometheus metrics are served (first replicas). */
+    metricsUrls: Object.fromEntries(Object.entries(stack.replicas).flatMap(([name, group]) => (group[0].metricsPort ? [[name, `http://127.0.0.1:${group[0].metricsPort}/metrics`]] : []))),
     /** The embedded s3rver (when this run started it), for CPU accounting. */
     s3Pid: infra.sources.s3 === 'embedded' ? childPid('s3rver.mjs') : undefined,
     s3: infra.s3,

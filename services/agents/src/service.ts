@@ -37,7 +37,7 @@ export const agentsService = defineService({
     knowledge: (ctx): KnowledgeStore =>
       new GrpcKnowledgeStore(
         // Pinning is content-addressed: a repeat copies nothing new and answers the same.
-        ctx.client(FilesServiceService, { serviceName: 'files', address: ctx.config.FILES_ADDR, idempotent: ['pinKnowledge'] }),
+        ctx.client(FilesServiceService, { serviceName: 'files', address: ctx.config.FILES_ADDR, idempotent: ['pinKnowledge', 'unpinKnowledge'] }),
         { deadlineMs: ctx.config.KNOWLEDGE_DEADLINE_MS },
       ),
   },
@@ -57,6 +57,7 @@ export const agentsService = defineService({
       knowledge,
       maxAgents: ctx.config.MAX_AGENTS,
       maxAliases: ctx.config.MAX_ALIASES_PER_AGENT,
+      maxConfigs: ctx.config.CONFIG_RETENTION,
     });
     ctx.serve(AgentsServiceService, { ...agentsHandlers({ agents, chats, repo }), ...versionsHandlers({ agents, versions, aliases, exporter, importer }) });
   },

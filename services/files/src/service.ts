@@ -68,7 +68,7 @@ export const filesService = defineService({
       },
       consumerGroup(s3.bucket),
     );
-    const transfer = new KnowledgeTransfer({ index: withUnavailableErrors(rawIndex, 'Redis'), blobs, pendingMs: config.UPLOAD_PENDING_MS });
+    const transfer = new KnowledgeTransfer({ index: withUnavailableErrors(rawIndex, 'Redis'), uploads, blobs, pendingMs: config.UPLOAD_PENDING_MS });
     ctx.serve(FilesServiceService, { ...filesHandlers({ workspace, uploads, knowledge, changes, blobs, revisions: new Revisions({ index }) }), ...knowledgeTransferHandlers(transfer) });
   },
 });

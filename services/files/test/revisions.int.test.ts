@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userTag } from '@workspace/platform';
-import { put, realFiles, tree, type Files } from './support.js';
+import { KnowledgeTransfer } from '../src/domain/knowledge-transfer.js';
+import { MiB, put, realFiles, tree, type Files } from './support.js';
 
 let files: Files;
 /** The index's clock runs ahead by this much: deletions made apart in a test are ordered apart. */
@@ -409,6 +410,43 @@ describe('files revisions (CONTRACT §11)', () => {
       expect(await small.redis.exists(`${small.index.keys.prefix(u)}rsvt`, `${small.index.keys.prefix(u)}rsv`)).toBe(0);
       await expect(small.uploads.reserve(u, 'up_nope', 1)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
       await expect(small.uploads.reserve(u, d.uploadId, -1)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'totalBytes' } });
+    } finally {
+      await small.close();
+    }
+  });
+
+  it("quota — an import's staged knowledge reserves every size at once (all or none), before a byte is sent; the pin settles it, counting known bytes once", async () => {
+    const small = await realFiles({ quotaBytes: 100, pendingMs: 60_000 });
+    try {
+      const u = small.user();
+      const transfer = new KnowledgeTransfer({ index: small.index, uploads: small.uploads, blobs: small.blobs, pendingMs: 60_000 });
+      const prefix = small.index.keys.prefix(u);
+      await put(small, u, '/files/known.txt', 'k'.repeat(10));
+      // 10 used: 95 more do not fit, and nothing of the refused staging stays.
+      await expect(transfer.stage(u, [50, 45])).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'FILE_QUOTA_BYTES', limit: '100', used: '10' } });
+      expect(await small.redis.hlen(`${prefix}up`)).toBe(0);
+      expect(await small.redis.exists(`${prefix}rsv`, `${prefix}rsvt`)).toBe(0);
+      await expect(transfer.stage(u, [65 * MiB])).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+      expect(await small.redis.hlen(`${prefix}up`)).toBe(0);
+      // 90 fit: held against every other upload until the pin.
+      const staged = await transfer.stage(u, [50, 30, 10]);
+      expect(await small.redis.get(`${prefix}rsvt`)).toBe('90');
+      await expect(small.uploads.begin(u, { path: '/files/late.bin', filename: '', onConflict: 'error' })).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+      const bytes = [Buffer.alloc(50, 1), Buffer.alloc(30, 2), Buffer.from('k'.repeat(10))];
+      const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+      for (const [i, s] of staged.entries()) await fetch(s.putUrl, { method: 'PUT', body: bytes[i]! });
+      const files = staged.map((s, i) => ({ uploadId: s.uploadId, sha256: sha(bytes[i]!), size: bytes[i]!.byteLength }));
+      // A size beyond what was reserved is refused, and nothing is pinned.
+      await expect(transfer.pinStaged(u, `agt_${'1'.repeat(32)}`, [{ ...files[0]!, size: 51 }])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'files[0].size' } });
+      await transfer.pinStaged(u, `agt_${'1'.repeat(32)}`, files);
+      // Reservations settled: 10 + 50 + 30, the known 10 bytes shared with the file, not counted again.
+      expect(await small.redis.exists(`${prefix}rsv`, `${prefix}rsvt`, `${prefix}up`)).toBe(0);
+      expect((await small.uploads.usage(u)).bytes).toBe(90);
+      const pins = await small.index.pinnedKnowledge(u, `agt_${'1'.repeat(32)}`);
+      const [known] = await small.index.stat(u, ['/files/known.txt']);
+      expect(pins[sha(bytes[2]!)]).toBe((known as { key: string }).key);
+      await small.sweeper.sweep();
+      expect(new Set(await small.objects())).toEqual(new Set(await small.redis.hkeys(`${prefix}refs`)));
     } finally {
       await small.close();
     }

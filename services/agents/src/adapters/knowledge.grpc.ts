@@ -31,6 +31,11 @@ export class GrpcKnowledgeStore implements KnowledgeStore {
   async pinStaged(scope: Scope, agentId: string, files: StagedKnowledge[]): Promise<void> {
     await this.#client.pinStagedKnowledge({ agentId, files }, { userId: scope.userId, requestId: scope.requestId, signal: scope.signal, deadlineMs: this.#deadlineMs });
   }
+
+  async unpinAll(scope: Scope, agentId: string): Promise<void> {
+    // Without the caller's signal: a clean-up must not stop because the client left.
+    await this.#client.unpinKnowledge({ agentId }, { userId: scope.userId, requestId: scope.requestId, deadlineMs: this.#deadlineMs });
+  }
 }
 
 /** The files service names a path by its index; the caller knows it as `knowledgeFiles[i].path`. */

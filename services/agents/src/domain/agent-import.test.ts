@@ -2,18 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { AgentImport, type ImportedConfig, type NewImportedAgent } from './agent-import.js';
 import { contentDigest } from './digest.js';
 import { DEFAULTS } from './fields.js';
-import type { KnowledgeStore, ProjectDirectory, StagedKnowledge } from './ports.js';
+import type { CreateAgentOutcome, KnowledgeStore, ProjectDirectory, StagedKnowledge } from './ports.js';
 
 const cfg = (n: number) => `cfg_${String(n).padStart(32, '0')}`;
 const scope = { userId: 'u1' };
 const projects: ProjectDirectory = { resolve: async (_s, name) => (name.toLowerCase() === 'home' ? 'Home' : name.toLowerCase() === 'research' ? 'Research' : Promise.reject(new Error('PROJECT_NOT_FOUND'))) };
 
-function harness() {
+function harness(outcome: CreateAgentOutcome = { status: 'created' }) {
   const written: NewImportedAgent[] = [];
   const pinned: StagedKnowledge[][] = [];
-  const knowledge: KnowledgeStore = { pin: async () => [], pinStaged: async (_s, _a, files) => void pinned.push(files) };
-  const importer = new AgentImport({ repo: { create: async (r) => (written.push(r), { status: 'created' }) }, projects, knowledge, maxAliases: 20 });
-  return { importer, written, pinned };
+  const unpinned: string[] = [];
+  const knowledge: KnowledgeStore = { pin: async () => [], pinStaged: async (_s, _a, files) => void pinned.push(files), unpinAll: async (_s, agentId) => void unpinned.push(agentId) };
+  const importer = new AgentImport({ repo: { create: async (r) => (written.push(r), outcome) }, projects, knowledge, maxAliases: 20, maxConfigs: 3, maxAgents: 5 });
+  return { importer, written, pinned, unpinned };
 }
 
 const config = (n: number, parent: number | null, fields: Record<string, unknown> = {}): ImportedConfig => ({
@@ -25,6 +26,13 @@ const config = (n: number, parent: number | null, fields: Record<string, unknown
 });
 
 describe('agent import — rules', () => {
+  it('agent import — a createdAt up to 5 minutes ahead (clock skew) and a valid knowledge path are taken', async () => {
+    const { importer, written } = harness();
+    const kb = { path: '/files/kb/notes.md', size: 1, sha256: 'a'.repeat(64), mimeType: 'text/markdown' };
+    await importer.import(scope, { configs: [{ ...config(1, null, { knowledgeFiles: [kb] }), createdAt: new Date(Date.now() + 4 * 60_000).toISOString() }], aliases: [], knowledge: [{ uploadId: 'up_1', sha256: kb.sha256, size: 1 }] });
+    expect(written[0]!.configs[0]!.knowledgeFiles).toEqual([kb]);
+  });
+
   it('agent import — new ids in the same order, lineage mapped (a reclaimed parent becomes null), notes, times and digests kept', async () => {
     const { importer, written } = harness();
     await importer.import(scope, { configs: [config(2, 1), config(3, 2), config(4, 3)], aliases: [{ alias: 'prod', configId: cfg(3), description: 'd' }], knowledge: [] });
@@ -49,10 +57,35 @@ describe('agent import — rules', () => {
       [{ configs: [{ ...config(1, null), createdAt: 'yesterday' }], aliases: [], knowledge: [] }, 'configs[0].createdAt'],
       [{ configs: [config(1, null, { knowledgeFiles: [{ path: '/files/a', size: 1, sha256: 'a'.repeat(64), mimeType: 'text/plain' }] })], aliases: [], knowledge: [] }, 'configs[0].knowledgeFiles[0].sha256'],
       [{ configs: [], aliases: [], knowledge: [] }, 'configs'],
+      [{ configs: [config(1, 1)], aliases: [], knowledge: [] }, 'configs[0].parentConfigId'],
+      [{ configs: [config(1, 2), config(2, 1)], aliases: [], knowledge: [] }, 'configs[0].parentConfigId'],
+      [{ configs: [config(1, null), config(2, 3), config(3, 2)], aliases: [], knowledge: [] }, 'configs[1].parentConfigId'],
+      [{ configs: [{ ...config(1, null), createdAt: new Date(Date.now() + 6 * 60_000).toISOString() }], aliases: [], knowledge: [] }, 'configs[0].createdAt'],
+      [{ configs: [config(1, null), config(2, 1), config(3, 2), config(4, 3)], aliases: [], knowledge: [] }, 'configs'],
+      ...['../../etc/passwd', '/files/a/../b', '/files', '/files/a/', '/filesx/a', '/files/a\\b'].map(
+        (path): [Parameters<AgentImport['import']>[1], string] => [
+          { configs: [config(1, null, { knowledgeFiles: [{ path, size: 1, sha256: 'a'.repeat(64), mimeType: 'text/plain' }] })], aliases: [], knowledge: [{ uploadId: 'up_1', sha256: 'a'.repeat(64), size: 1 }] },
+          'configs[0].knowledgeFiles[0].path',
+        ],
+      ),
     ];
     for (const [input, field] of cases) await expect(importer.import(scope, input), field).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field } });
     expect(written).toEqual([]);
     expect(pinned).toEqual([]);
+  });
+
+  it('agent import — refused by MAX_AGENTS, or replayed by its idempotency key, after its knowledge was pinned: the pins of the Agent that will not exist go', async () => {
+    const kb = { path: '/files/kb/notes.md', size: 1, sha256: 'a'.repeat(64), mimeType: 'text/markdown' };
+    const input = { configs: [config(1, null, { knowledgeFiles: [kb] })], aliases: [], knowledge: [{ uploadId: 'up_1', sha256: kb.sha256, size: 1 }] };
+    const refused = harness({ status: 'quota', used: 5 });
+    await expect(refused.importer.import(scope, input)).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'MAX_AGENTS' } });
+    expect(refused.unpinned).toEqual([refused.written[0]!.agent.agentId]);
+    const replayed = harness({ status: 'exists', agentId: 'agt_earlier' });
+    expect(await replayed.importer.import(scope, input)).toEqual({ agentId: 'agt_earlier', created: false });
+    expect(replayed.unpinned).toEqual([replayed.written[0]!.agent.agentId]);
+    const created = harness();
+    await created.importer.import(scope, input);
+    expect(created.unpinned).toEqual([]);
   });
 
   it('agent import — projectName overrides every config and the digests follow the content', async () => {

@@ -1,4 +1,4 @@
-import { AppError, errors, isAppError, type WorkspaceEvent } from '@workspace/platform';
+import { AppError, errors, isAppError, parsePath, type WorkspaceEvent } from '@workspace/platform';
 import type { AliasRecord } from './alias-ports.js';
 import { ALIAS_DESCRIPTION_MAX, ALIAS_NAME } from './aliases.js';
 import { EVENT_SOURCE } from './agents.js';
@@ -11,8 +11,13 @@ import type { AgentConfig, AgentRecord, Clock, CreateAgentOutcome, KnowledgeStor
 import { normalizeText, projectKey } from './text.js';
 import { createEvent } from '@workspace/platform';
 
-/** Configs one import may carry: far more than retention keeps, far fewer than could hurt. */
+/** Configs one import may carry when no retention bounds it lower: far fewer than could hurt. */
 export const MAX_IMPORTED_CONFIGS = 1_000;
+/**
+ * How far a config's `createdAt` may lie ahead of this service's clock (the clocks of the
+ * exporting and the importing deployment may differ a little); further ahead is refused.
+ */
+export const CREATED_AT_SKEW_MS = 5 * 60_000;
 const SHA256 = /^[0-9a-f]{64}$/;
 
 /** A config as the archive holds it: editable fields (knowledge in stored form) and its lineage. */
@@ -50,22 +55,27 @@ export interface ImportRepo {
 
 /** A new Agent from an export (CONTRACT §12): new ids, the same history in order, the same aliases. */
 export class AgentImport {
-  readonly #o: { repo: ImportRepo; projects: ProjectDirectory; knowledge: KnowledgeStore; maxAgents?: number | undefined; maxAliases: number; clock: Clock };
+  readonly #o: { repo: ImportRepo; projects: ProjectDirectory; knowledge: KnowledgeStore; maxAgents?: number | undefined; maxAliases: number; maxConfigs: number; clock: Clock };
 
-  constructor(options: { repo: ImportRepo; projects: ProjectDirectory; knowledge: KnowledgeStore; maxAgents?: number | undefined; maxAliases: number; clock?: Clock }) {
-    this.#o = { clock: () => new Date(), ...options };
+  /** `maxConfigs`: CONFIG_RETENTION, the most configs an Agent keeps (an import may not bring more). */
+  constructor(options: { repo: ImportRepo; projects: ProjectDirectory; knowledge: KnowledgeStore; maxAgents?: number | undefined; maxAliases: number; maxConfigs?: number; clock?: Clock }) {
+    this.#o = { clock: () => new Date(), maxConfigs: MAX_IMPORTED_CONFIGS, ...options };
   }
 
   /** Checks everything first; nothing is written unless all of it is valid. Returns the new Agent's id. */
   async import(scope: Scope, input: ImportInput): Promise<{ agentId: string; created: boolean }> {
-    if (input.configs.length < 1 || input.configs.length > MAX_IMPORTED_CONFIGS) throw errors.invalidArgument(`configs must hold 1–${MAX_IMPORTED_CONFIGS} configurations`, 'configs');
+    const most = Math.min(this.#o.maxConfigs, MAX_IMPORTED_CONFIGS);
+    if (input.configs.length < 1 || input.configs.length > most) throw errors.invalidArgument(`configs must hold 1–${most} configurations (CONFIG_RETENTION)`, 'configs');
     const staged = new Map(input.knowledge.map((k) => [k.sha256, k]));
-    const checked = input.configs.map((c, i) => checkConfig(c, `configs[${i}]`, staged));
+    const latest = this.#o.clock().getTime() + CREATED_AT_SKEW_MS;
+    const checked = input.configs.map((c, i) => checkConfig(c, `configs[${i}]`, staged, latest));
     const ids = new Map<string, string>();
     checked.forEach((c, i) => {
       if (ids.has(c.configId)) throw errors.invalidArgument('configId appears twice', `configs[${i}].configId`);
       ids.set(c.configId, newId('cfg'));
     });
+    const cycle = cycleIn(checked);
+    if (cycle !== undefined) throw errors.invalidArgument('parentConfigId leads back to this configuration (the lineage must not be a cycle)', `configs[${cycle}].parentConfigId`);
     const aliases = checkAliases(input.aliases, ids, this.#o.maxAliases);
     const projects = await this.#projects(scope, checked, input.projectName);
 
@@ -88,9 +98,11 @@ export class AgentImport {
 
     await this.#o.knowledge.pinStaged(scope, agentId, [...staged.values()]);
     const outcome = await this.#o.repo.create({ userId: scope.userId, agent, configs, aliases: records, events: [event], maxAgents: this.#o.maxAgents, idempotencyKey: input.idempotencyKey });
+    if (outcome.status === 'created') return { agentId, created: true };
+    // The Agent will not exist: what was pinned for it goes (it would count against the byte quota for good).
+    if (staged.size > 0) await this.#o.knowledge.unpinAll(scope, agentId);
     if (outcome.status === 'quota') throw errors.quotaExceeded('MAX_AGENTS', this.#o.maxAgents ?? 0, outcome.used);
-    if (outcome.status === 'exists') return { agentId: outcome.agentId, created: false };
-    return { agentId, created: true };
+    return { agentId: outcome.agentId, created: false };
   }
 
   /** The stored spelling of every project the configs name (or of the override), each looked up once. */
@@ -104,10 +116,11 @@ export class AgentImport {
   }
 }
 
-function checkConfig(c: ImportedConfig, at: string, staged: ReadonlyMap<string, StagedKnowledge>): { configId: string; parentConfigId: string | null; changeNote: string; createdAt: string; fields: EditableFields } {
+function checkConfig(c: ImportedConfig, at: string, staged: ReadonlyMap<string, StagedKnowledge>, latest: number): { configId: string; parentConfigId: string | null; changeNote: string; createdAt: string; fields: EditableFields } {
   if (!isId('cfg', c.configId)) throw errors.invalidArgument('must be cfg_ followed by 32 lowercase hex digits', `${at}.configId`);
   if (c.parentConfigId !== null && !isId('cfg', c.parentConfigId)) throw errors.invalidArgument('must be null or a config id', `${at}.parentConfigId`);
   if (Number.isNaN(Date.parse(c.createdAt)) || new Date(c.createdAt).toISOString() !== c.createdAt) throw errors.invalidArgument('must be an ISO 8601 UTC timestamp with milliseconds', `${at}.createdAt`);
+  if (Date.parse(c.createdAt) > latest) throw errors.invalidArgument(`must not lie in the future (more than ${CREATED_AT_SKEW_MS / 60_000} minutes ahead)`, `${at}.createdAt`);
   const changeNote = withPrefix(at, () => checkChangeNote(c.changeNote));
   const { knowledgeFiles, ...rest } = c.fields;
   const fields = withPrefix(at, () => fieldsForCreate(rest));
@@ -121,7 +134,7 @@ function checkKnowledge(value: unknown, at: string, staged: ReadonlyMap<string, 
   return value.map((k: unknown, i) => {
     const f = (k ?? {}) as Partial<KnowledgeFile>;
     const field = `${at}[${i}]`;
-    if (typeof f.path !== 'string' || f.path.length < 1 || f.path.length > 900) throw errors.invalidArgument('path must be 1–900 characters', `${field}.path`);
+    if (typeof f.path !== 'string' || !isStoredPath(f.path)) throw errors.invalidArgument('path must name a workspace file under the path rules (/files/…)', `${field}.path`);
     if (typeof f.mimeType !== 'string' || f.mimeType.length > 255) throw errors.invalidArgument('mimeType must be a string', `${field}.mimeType`);
     if (typeof f.sha256 !== 'string' || !SHA256.test(f.sha256)) throw errors.invalidArgument('sha256 must be 64 lowercase hex digits', `${field}.sha256`);
     const bytes = staged.get(f.sha256);
@@ -141,6 +154,36 @@ function checkAliases(aliases: ImportInput['aliases'], ids: ReadonlyMap<string, 
     if ([...a.description].length > ALIAS_DESCRIPTION_MAX) throw errors.invalidArgument(`must be at most ${ALIAS_DESCRIPTION_MAX} characters`, `aliases[${i}].description`);
   });
   return aliases;
+}
+
+/** Whether `path` is a file path under the workspace path rules, in its stored (normalized) form. */
+function isStoredPath(path: string): boolean {
+  try {
+    const parsed = parsePath(path);
+    return parsed.segments.length > 0 && parsed.path === path;
+  } catch {
+    return false;
+  }
+}
+
+/** The index of a config whose parentConfigId chain comes back to a config already on it, if any. */
+function cycleIn(configs: readonly { configId: string; parentConfigId: string | null }[]): number | undefined {
+  const index = new Map(configs.map((c, i) => [c.configId, i]));
+  // 0: not seen, 1: on the chain being followed, 2: known to end (at null or outside the archive).
+  const state = new Uint8Array(configs.length);
+  for (let start = 0; start < configs.length; start++) {
+    const chain: number[] = [];
+    let at: number | undefined = start;
+    while (at !== undefined && state[at] === 0) {
+      state[at] = 1;
+      chain.push(at);
+      const parent: string | null = configs[at]!.parentConfigId;
+      at = parent === null ? undefined : index.get(parent);
+    }
+    if (at !== undefined && state[at] === 1) return at;
+    for (const i of chain) state[i] = 2;
+  }
+  return undefined;
 }
 
 /** Names a field error of one config by its place in the archive (`configs[3].name`). */

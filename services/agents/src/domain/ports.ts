@@ -146,6 +146,8 @@ export interface KnowledgeStore {
   pin(scope: Scope, agentId: string, paths: string[]): Promise<KnowledgeFile[]>;
   /** Pins bytes an import staged (uploads of the files service) as the Agent's knowledge, all at once. */
   pinStaged(scope: Scope, agentId: string, files: StagedKnowledge[]): Promise<void>;
+  /** Drops every pin of an Agent that will not exist after all, for good (idempotent). */
+  unpinAll(scope: Scope, agentId: string): Promise<void>;
 }
 
 /** Knowledge bytes PUT to a staged upload of the files service (an import, CONTRACT §12). */

@@ -28,6 +28,7 @@ export const fixedKnowledge: KnowledgeStore = {
   pin: async (_scope, _agentId, paths) =>
     paths.map((path) => ({ path, size: Buffer.byteLength(path), sha256: createHash('sha256').update(path).digest('hex'), mimeType: 'text/plain' })),
   pinStaged: async () => undefined,
+  unpinAll: async () => undefined,
 };
 
 /** Collects what a relay would publish. */

@@ -390,21 +390,32 @@ return { 'OK', file and 'file' or (dir and 'directory' or 'free') }
 `;
 
 /**
- * Reserves quota for an upload's bytes before they are sent to the store: ARGV[7] upload id,
- * [8] the bytes it will have sent once the next piece is out (a running total: only growth
- * reserves more), [9] the byte quota (0: none). The commit turns the reservation into the
- * file's bytes; an abort or expiry gives it back.
+ * Reserves quota for uploads' bytes before they are sent to the store: ARGV[7] the byte quota
+ * (0: none), then (upload id, bytes) pairs: the bytes each upload will have sent once its next
+ * piece is out (a running total: only growth reserves more). All of them or none: the growth of
+ * every one together must fit. The commit (or, for an import's knowledge, the pin) turns a
+ * reservation into the file's bytes; an abort or expiry gives it back.
  * → {'OK'} or {'UPLOAD_GONE', id} or {'QUOTA_EXCEEDED', used, quota}.
  */
 export const RESERVE_UPLOAD = `${PRELUDE}
-local upload, total, quota = ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
-if redis.call('HEXISTS', P .. 'up', upload) == 0 then return { 'UPLOAD_GONE', upload } end
-local held = reservedBy(upload)
-if total <= held then return { 'OK' } end
+local quota = tonumber(ARGV[7])
+local held, grow = 0, 0
+for i = 8, #ARGV, 2 do
+  if redis.call('HEXISTS', P .. 'up', ARGV[i]) == 0 then return { 'UPLOAD_GONE', ARGV[i] } end
+  local mine, total = reservedBy(ARGV[i]), tonumber(ARGV[i + 1])
+  held = held + mine
+  if total > mine then grow = grow + total - mine end
+end
+if grow == 0 then return { 'OK' } end
 local others = used() + reserved() - held
-if quota > 0 and others + total > quota then return { 'QUOTA_EXCEEDED', tostring(others), ARGV[9] } end
-redis.call('HSET', RSV, upload, total)
-redis.call('INCRBY', RSVT, total - held)
+if quota > 0 and others + held + grow > quota then return { 'QUOTA_EXCEEDED', tostring(others), ARGV[7] } end
+for i = 8, #ARGV, 2 do
+  local mine, total = reservedBy(ARGV[i]), tonumber(ARGV[i + 1])
+  if total > mine then
+    redis.call('HSET', RSV, ARGV[i], total)
+    redis.call('INCRBY', RSVT, total - mine)
+  end
+end
 return { 'OK' }
 `;
 

@@ -216,11 +216,12 @@ export class RedisFileIndex implements FileIndex {
     return reply.slice(1).map((raw) => decodeEntry(String(raw)));
   }
 
-  /** See PIN_STAGED: 'gone' names the first upload no longer pending (0-based). */
-  async pinStaged(userId: string, agentId: string, files: readonly { uploadId: string; sha256: string; size: number }[]): Promise<{ status: 'ok' | 'agent-removed' } | { status: 'gone'; index: number }> {
+  /** See PIN_STAGED: 'gone' and 'unreserved' name the first upload concerned (0-based). */
+  async pinStaged(userId: string, agentId: string, files: readonly { uploadId: string; sha256: string; size: number }[]): Promise<{ status: 'ok' | 'agent-removed' } | { status: 'gone' | 'unreserved'; index: number }> {
     const reply = await this.#write(userId, 'fsPinStaged', [agentId, ...files.flatMap((f) => [f.uploadId, f.sha256, f.size])]);
     if (reply[0] === 'AGENT_REMOVED') return { status: 'agent-removed' };
     if (reply[0] === 'GONE') return { status: 'gone', index: Number(reply[1]) - 1 };
+    if (reply[0] === 'UNRESERVED') return { status: 'unreserved', index: Number(reply[1]) - 1 };
     return { status: 'ok' };
   }
 
@@ -253,8 +254,8 @@ export class RedisFileIndex implements FileIndex {
     await this.#redis.multi().hset(`${prefix}up`, id, JSON.stringify(upload)).zadd(`${prefix}upx`, expiresAt, id).exec();
   }
 
-  async reserveUpload(userId: string, id: string, totalBytes: number, quotaBytes: number): Promise<void> {
-    refusal(await this.#run('fsReserveUpload', this.keys.prefix(userId), userTag(userId), [id, totalBytes, quotaBytes]));
+  async reserveUpload(userId: string, reservations: readonly { id: string; totalBytes: number }[], quotaBytes: number): Promise<void> {
+    refusal(await this.#run('fsReserveUpload', this.keys.prefix(userId), userTag(userId), [quotaBytes, ...reservations.flatMap((r) => [r.id, r.totalBytes])]));
   }
 
   async getUpload(userId: string, id: string): Promise<PendingUpload | undefined> {

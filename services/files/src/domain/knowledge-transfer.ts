@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, errors } from '@workspace/platform';
 import type { BlobStore, PendingUpload } from './ports.js';
-import { newObjectKey } from './uploads.js';
+import { newObjectKey, type Uploads } from './uploads.js';
 
 const AGENT_ID = /^agt_[0-9a-f]{32}$/;
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -9,28 +9,36 @@ const UPLOAD_ID = /^up_[0-9a-f]{32}$/;
 /** The most uploads one StageKnowledge call hands out. */
 export const MAX_STAGED = 10_000;
 
+/** The uploads' own reservation (one rule for every way bytes come in) and their abort. */
+export type KnowledgeUploads = Pick<Uploads, 'reserveAll' | 'abort'>;
+
 /** What moving knowledge bytes in and out of an Agent needs of the index. */
 export interface KnowledgeTransferIndex {
   /** sha256 → object key of every file the Agent pins. */
   pinnedKnowledge(userId: string, agentId: string): Promise<Record<string, string>>;
   addUpload(userId: string, id: string, upload: PendingUpload, expiresAt: number): Promise<void>;
-  pinStaged(userId: string, agentId: string, files: readonly { uploadId: string; sha256: string; size: number }[]): Promise<{ status: 'ok' | 'agent-removed' } | { status: 'gone'; index: number }>;
+  /** 'gone': the upload is no longer pending; 'unreserved': its size is more than it reserved. */
+  pinStaged(userId: string, agentId: string, files: readonly { uploadId: string; sha256: string; size: number }[]): Promise<{ status: 'ok' | 'agent-removed' } | { status: 'gone' | 'unreserved'; index: number }>;
 }
 
 /**
  * Knowledge bytes for an Agent's export and import (CONTRACT §12). Bytes never cross gRPC: an
  * export gets presigned GETs of the pinned objects; an import gets pending uploads (presigned
- * PUTs), which it pins once they hold the bytes. Pending uploads that are never pinned expire
- * like any upload, and the sweeper removes their bytes.
+ * PUTs) whose sizes are reserved against the byte quota before a byte is sent, and pins them
+ * once they hold the bytes (the pin settles the reservation). Pending uploads that are never
+ * pinned expire like any upload: their reservation is given back and the sweeper removes
+ * their bytes.
  */
 export class KnowledgeTransfer {
   readonly #index: KnowledgeTransferIndex;
+  readonly #uploads: KnowledgeUploads;
   readonly #blobs: BlobStore;
   readonly #pendingMs: number;
   readonly #clock: () => number;
 
-  constructor(options: { index: KnowledgeTransferIndex; blobs: BlobStore; pendingMs: number; clock?: () => number }) {
+  constructor(options: { index: KnowledgeTransferIndex; uploads: KnowledgeUploads; blobs: BlobStore; pendingMs: number; clock?: () => number }) {
     this.#index = options.index;
+    this.#uploads = options.uploads;
     this.#blobs = options.blobs;
     this.#pendingMs = options.pendingMs;
     this.#clock = options.clock ?? Date.now;
@@ -48,17 +56,29 @@ export class KnowledgeTransfer {
     );
   }
 
-  async stage(userId: string, count: number): Promise<{ uploadId: string; putUrl: string }[]> {
-    if (!Number.isInteger(count) || count < 1 || count > MAX_STAGED) throw errors.invalidArgument(`count must be 1–${MAX_STAGED}`, 'count');
+  /**
+   * One pending upload per size, each size reserved against the byte quota before a URL is
+   * handed out, all in one step (the reservation every upload makes): all or none. On a refusal
+   * the uploads go again, so nothing of them stays.
+   */
+  async stage(userId: string, sizes: readonly number[]): Promise<{ uploadId: string; putUrl: string }[]> {
+    if (sizes.length < 1 || sizes.length > MAX_STAGED) throw errors.invalidArgument(`sizes must hold 1–${MAX_STAGED} sizes`, 'sizes');
     const expiresAt = this.#clock() + this.#pendingMs;
-    return Promise.all(
-      Array.from({ length: count }, async () => {
+    const staged = await Promise.all(
+      sizes.map(async () => {
         const upload: PendingUpload = { key: newObjectKey(userId), path: '', mode: 'error', uuidPath: '', mimeType: 'application/octet-stream' };
         const uploadId = `up_${randomBytes(16).toString('hex')}`;
         await this.#index.addUpload(userId, uploadId, upload, expiresAt);
-        return { uploadId, putUrl: await this.#blobs.presignPut(upload.key, this.#urlSeconds()) };
+        return { uploadId, key: upload.key };
       }),
     );
+    try {
+      await this.#uploads.reserveAll(userId, staged.map((s, i) => ({ uploadId: s.uploadId, totalBytes: sizes[i]! })));
+      return await Promise.all(staged.map(async (s) => ({ uploadId: s.uploadId, putUrl: await this.#blobs.presignPut(s.key, this.#urlSeconds()) })));
+    } catch (err) {
+      await Promise.allSettled(staged.map((s) => this.#uploads.abort(userId, s.uploadId)));
+      throw err;
+    }
   }
 
   async pinStaged(userId: string, agentId: string, files: readonly { uploadId: string; sha256: string; size: number }[]): Promise<void> {
@@ -72,6 +92,7 @@ export class KnowledgeTransfer {
     const out = await this.#index.pinStaged(userId, agentId, files);
     if (out.status === 'agent-removed') throw errors.notFound('agent', agentId);
     if (out.status === 'gone') throw errors.invalidArgument('the staged upload expired or was used; import again', `files[${out.index}].uploadId`);
+    if (out.status === 'unreserved') throw errors.invalidArgument('size is more than the staged upload reserved', `files[${out.index}].size`);
   }
 
   #urlSeconds(): number {

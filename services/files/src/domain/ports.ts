@@ -67,11 +67,12 @@ export interface FileIndex {
   addUpload(userId: string, id: string, upload: PendingUpload, expiresAt: number): Promise<void>;
   getUpload(userId: string, id: string): Promise<PendingUpload | undefined>;
   /**
-   * Reserves quota for the upload's bytes before they go to the store: `totalBytes` is what it
-   * will have sent (a running total). QUOTA_EXCEEDED when the reservations and the usage would
-   * pass `quotaBytes` (0: none); UNAVAILABLE when the upload is gone.
+   * Reserves quota for uploads' bytes before they go to the store, all in one step or none:
+   * each `totalBytes` is what that upload will have sent (a running total). QUOTA_EXCEEDED when
+   * the reservations and the usage would pass `quotaBytes` (0: none); UNAVAILABLE when an upload
+   * is gone.
    */
-  reserveUpload(userId: string, id: string, totalBytes: number, quotaBytes: number): Promise<void>;
+  reserveUpload(userId: string, reservations: readonly { id: string; totalBytes: number }[], quotaBytes: number): Promise<void>;
   touchUpload(userId: string, id: string, upload: PendingUpload, expiresAt: number): Promise<boolean>;
   /**
    * Ends an upload that will not be committed (aborted or refused): its record goes and its

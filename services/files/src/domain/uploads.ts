@@ -130,10 +130,21 @@ export class Uploads {
    * an abort or expiry.
    */
   async reserve(userId: string, uploadId: string, totalBytes: number): Promise<void> {
-    if (!UPLOAD_ID.test(uploadId)) throw errors.invalidArgument('unknown upload id', 'uploadId');
-    if (!Number.isSafeInteger(totalBytes) || totalBytes < 0) throw errors.invalidArgument('totalBytes must be a whole number of bytes', 'totalBytes');
-    if (totalBytes > this.#o.maxUploadBytes) throw errors.payloadTooLarge(this.#o.maxUploadBytes);
-    await this.#o.index.reserveUpload(userId, uploadId, totalBytes, this.#o.quotaBytes);
+    await this.reserveAll(userId, [{ uploadId, totalBytes }]);
+  }
+
+  /**
+   * `reserve` for several uploads at once (an import's knowledge files): every one fits, or
+   * none is reserved. The same rules: MAX_UPLOAD_BYTES for each, FILE_QUOTA_BYTES for all.
+   */
+  async reserveAll(userId: string, reservations: readonly { uploadId: string; totalBytes: number }[]): Promise<void> {
+    for (const { uploadId, totalBytes } of reservations) {
+      if (!UPLOAD_ID.test(uploadId)) throw errors.invalidArgument('unknown upload id', 'uploadId');
+      if (!Number.isSafeInteger(totalBytes) || totalBytes < 0) throw errors.invalidArgument('totalBytes must be a whole number of bytes', 'totalBytes');
+      if (totalBytes > this.#o.maxUploadBytes) throw errors.payloadTooLarge(this.#o.maxUploadBytes);
+    }
+    if (reservations.length === 0) return;
+    await this.#o.index.reserveUpload(userId, reservations.map((r) => ({ id: r.uploadId, totalBytes: r.totalBytes })), this.#o.quotaBytes);
   }
 
   /** Reserves `hint` bytes (at most the limit) when they fit beside the quota; → what was reserved. */
@@ -141,7 +152,7 @@ export class Uploads {
     const bytes = Math.min(hint, this.#o.maxUploadBytes);
     if (!Number.isSafeInteger(bytes) || bytes <= 0) return 0;
     try {
-      await this.#o.index.reserveUpload(userId, uploadId, bytes, this.#o.quotaBytes);
+      await this.#o.index.reserveUpload(userId, [{ id: uploadId, totalBytes: bytes }], this.#o.quotaBytes);
       return bytes;
     } catch (err) {
       if ((err as { code?: string }).code === 'QUOTA_EXCEEDED') return 0;

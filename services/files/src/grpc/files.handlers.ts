@@ -141,6 +141,11 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       ctx.logger.info({ agentId: req.agentId, files: files.length }, 'knowledge pinned');
       return { files };
     },
+    unpinKnowledge: async (req, ctx) => {
+      const removed = await knowledge.removeAgent(requireUser(ctx), req.agentId);
+      ctx.logger.info({ agentId: req.agentId, removed }, 'knowledge pins removed');
+      return { removed };
+    },
     listRevisions: async (req, ctx) => {
       const found = await revisions.list(requireUser(ctx), req.path);
       return { path: found.path, revisions: found.revisions.map((r) => (r.deleted ? { ...r, size: 0, sha256: '', mimeType: '' } : r)) };

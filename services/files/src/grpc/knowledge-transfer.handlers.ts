@@ -8,7 +8,7 @@ type Keys = 'openKnowledge' | 'stageKnowledge' | 'pinStagedKnowledge';
 export function knowledgeTransferHandlers(transfer: KnowledgeTransfer): Pick<AsyncService<typeof FilesServiceService>, Keys> {
   return {
     openKnowledge: async (req, ctx) => ({ urls: await transfer.open(requireUser(ctx), req.agentId, req.sha256) }),
-    stageKnowledge: async (req, ctx) => ({ uploads: await transfer.stage(requireUser(ctx), req.count) }),
+    stageKnowledge: async (req, ctx) => ({ uploads: await transfer.stage(requireUser(ctx), req.sizes.map(Number)) }),
     pinStagedKnowledge: async (req, ctx) => {
       await transfer.pinStaged(requireUser(ctx), req.agentId, req.files.map((f) => ({ uploadId: f.uploadId, sha256: f.sha256, size: Number(f.size) })));
       ctx.logger.info({ agentId: req.agentId, files: req.files.length }, 'imported knowledge pinned');

@@ -1,32 +1,114 @@
+import { isAppError, parsePath } from '@workspace/platform';
 import { z } from 'zod';
-import { CreateAgentBody } from './agents.schemas.js';
+import { PutAliasBody } from './agent-aliases.schemas.js';
+import { CreateAgentBody, MAX_KNOWLEDGE_FILES } from './agents.schemas.js';
+import { wellFormed } from './common.js';
 
-const { changeNote: _note, knowledgeFiles: _knowledge, ...editable } = CreateAgentBody.shape;
+/**
+ * `agent.json` of an Agent archive, held to the rules of the API itself: a configuration's
+ * fields are validated by the very schema of create (and PATCH, which shares it), so an import
+ * takes nothing that they would refuse. Only what an archive adds is defined here.
+ */
 
-const StoredKnowledge = z.object({
-  path: z.string().min(1).max(900),
-  size: z.number().int().nonnegative(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  mimeType: z.string().max(255),
+/** Configs one archive may carry at most, whatever CONFIG_RETENTION is (the agents service holds an import to that). */
+export const MAX_ARCHIVED_CONFIGS = 1_000;
+/**
+ * How far a `createdAt` may lie ahead of this server's clock: the clocks of the exporting and
+ * importing deployments may differ a little; a time further ahead is refused.
+ */
+export const CREATED_AT_SKEW_MS = 5 * 60_000;
+
+const CONFIG_ID = /^cfg_[0-9a-f]{32}$/;
+const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+const configId = z.string().regex(CONFIG_ID, 'must be cfg_ followed by 32 lowercase hex digits');
+
+/** A workspace file path under the path rules (the parser the files service applies), in its stored form. */
+const storedPath = z.string().superRefine((value, ctx) => {
+  try {
+    const parsed = parsePath(value);
+    if (parsed.segments.length === 0 || parsed.path !== value) ctx.addIssue({ code: 'custom', message: 'must name a file: /files/… without a trailing /' });
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: isAppError(err) ? err.message : 'is not a valid workspace path' });
+  }
 });
 
-/** A configuration as an export writes it: every field (CONTRACT §12); the agents service checks the rest. */
-const ArchivedConfig = z.object({
-  ...editable,
-  configId: z.string().max(100),
-  createdAt: z.string().max(64),
-  changeNote: z.string().max(4_000).optional(),
-  parentConfigId: z.string().max(100).nullable().optional(),
-  knowledgeFiles: z.array(StoredKnowledge).max(20).optional(),
+const StoredKnowledge = z
+  .object({
+    path: storedPath,
+    size: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex digits'),
+    mimeType: wellFormed(z.string().max(255)),
+  })
+  .strict();
+
+const createdAt = z.string().superRefine((value, ctx) => {
+  if (!ISO_MS.test(value) || Number.isNaN(Date.parse(value)) || new Date(value).toISOString() !== value) {
+    ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 UTC timestamp with milliseconds' });
+  } else if (Date.parse(value) > Date.now() + CREATED_AT_SKEW_MS) {
+    ctx.addIssue({ code: 'custom', message: `must not lie in the future (more than ${CREATED_AT_SKEW_MS / 60_000} minutes ahead of the server's clock)` });
+  }
 });
 
-/** `agent.json` of an Agent archive. Fields an export writes for information (ids, digests) are not read back. */
-export const AgentArchiveDocument = z.object({
-  format: z.literal('workspace.agent/v1'),
-  exportedAt: z.string().optional(),
-  configs: z.array(ArchivedConfig).min(1).max(1_000).describe('oldest first'),
-  aliases: z.array(z.object({ alias: z.string().max(64), configId: z.string().max(100), description: z.string().max(4_000).optional() })).max(100).optional(),
-});
+const { knowledgeFiles: _submitted, ...createFields } = CreateAgentBody.shape;
+
+/** A configuration as an export writes it: the fields of create, its lineage, and the knowledge in stored form. */
+const ArchivedConfig = z
+  .object({
+    ...createFields,
+    knowledgeFiles: z.array(StoredKnowledge).max(MAX_KNOWLEDGE_FILES).optional(),
+    configId,
+    parentConfigId: configId.nullable().optional(),
+    createdAt,
+    // Written by an export for information; not read back (the import computes its own).
+    schemaVersion: z.number().int().optional(),
+    agentId: z.string().optional(),
+    normalizedName: z.string().optional(),
+    contentDigest: z.string().optional(),
+  })
+  .strict();
+
+/** An alias as an export writes it: PUT …/aliases/{alias}'s body, with its name. */
+const ArchivedAlias = z.object({ alias: z.string().max(64), ...PutAliasBody.shape }).strict();
+
+/** The index of a config whose parentConfigId chain comes back to a config already on it, if any. */
+function cycleIn(configs: readonly { configId: string; parentConfigId?: string | null | undefined }[]): number | undefined {
+  const index = new Map(configs.map((c, i) => [c.configId, i]));
+  // 0: not seen, 1: on the chain being followed, 2: known to end (at null or outside the archive).
+  const state = new Uint8Array(configs.length);
+  for (let start = 0; start < configs.length; start++) {
+    const chain: number[] = [];
+    let at: number | undefined = start;
+    while (at !== undefined && state[at] === 0) {
+      state[at] = 1;
+      chain.push(at);
+      const parent: string | null | undefined = configs[at]!.parentConfigId;
+      at = parent ? index.get(parent) : undefined;
+    }
+    if (at !== undefined && state[at] === 1) return at;
+    for (const i of chain) state[i] = 2;
+  }
+  return undefined;
+}
+
+/** `agent.json` of an Agent archive. */
+export const AgentArchiveDocument = z
+  .object({
+    format: z.literal('workspace.agent/v1'),
+    exportedAt: z.string().optional(),
+    configs: z.array(ArchivedConfig).min(1).max(MAX_ARCHIVED_CONFIGS).describe('oldest first'),
+    aliases: z.array(ArchivedAlias).max(100).optional(),
+  })
+  .strict()
+  .superRefine((document, ctx) => {
+    const seen = new Set<string>();
+    document.configs.forEach((c, i) => {
+      if (seen.has(c.configId)) ctx.addIssue({ code: 'custom', path: ['configs', i, 'configId'], message: 'appears twice' });
+      seen.add(c.configId);
+    });
+    const cycle = cycleIn(document.configs);
+    if (cycle !== undefined) ctx.addIssue({ code: 'custom', path: ['configs', cycle, 'parentConfigId'], message: 'leads back to this configuration (the lineage must not be a cycle)' });
+  });
 
 export type ArchivedAgent = z.output<typeof AgentArchiveDocument>;
 

@@ -21,6 +21,9 @@ const CONNECTOR_MAX_BYTES = 8 * 1024;
 /** Levels of objects and arrays in one connector (itself level 1), as the agents service allows. */
 const CONNECTOR_MAX_DEPTH = 16;
 
+/** Knowledge files of one configuration, at most (as submitted, and as an archive holds them stored). */
+export const MAX_KNOWLEDGE_FILES = 20;
+
 const KnowledgeFileInput = z
   .object({ path: wellFormed(z.string().min(1).max(900)).describe('an existing workspace file, e.g. /files/notes.md; its bytes are copied for the Agent when the config is written') })
   .strict();
@@ -50,7 +53,7 @@ const editable = {
   projectName: chars(1, 100).describe('default "Home"; an existing, unarchived project, matched case-insensitively; the stored spelling is kept'),
   threadManagementEnabled: z.boolean().describe('default true'),
   threadCreationMode: z.enum(['explicit', 'automatic']).describe('default "explicit"'),
-  knowledgeFiles: z.array(KnowledgeFileInput).max(20).describe('default []; at most 20 `{path}` objects'),
+  knowledgeFiles: z.array(KnowledgeFileInput).max(MAX_KNOWLEDGE_FILES).describe('default []; at most 20 `{path}` objects'),
   skills: z.array(chars(1, 100)).max(50).nullable().describe('default null; null or at most 50 strings of 1–100 characters'),
   connectors: z.array(Connector).max(20).nullable().describe('default null; null or at most 20 connector objects'),
 };
