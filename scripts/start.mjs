@@ -27,7 +27,8 @@ const SERVICES = [
   { name: 'projects', env: () => ({ GRPC_PORT: port(ADDR.projects), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, FILES_ADDR: ADDR.files }) },
   { name: 'agents', env: () => ({ GRPC_PORT: port(ADDR.agents), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, PROJECTS_ADDR: ADDR.projects, FILES_ADDR: ADDR.files }) },
   { name: 'automations', env: () => ({ GRPC_PORT: port(ADDR.automations), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, AGENTS_ADDR: ADDR.agents }) },
-  // Development: webhooks may point at this machine (CONTRACT §13); deployments list no host.
+  // Development: webhooks may point at this machine (docs/api/webhooks.md#urls-and-ssrf);
+  // deployments list no host.
   { name: 'webhooks', env: () => ({ GRPC_PORT: port(ADDR.webhooks), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, WEBHOOK_ALLOWED_HOSTS: env.WEBHOOK_ALLOWED_HOSTS ?? '127.0.0.1,localhost' }) },
   {
     name: 'gateway',

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type ApiUser, type Stack } from './support/stack.js';
 import { testNats } from './support/backends.js';
 
-// Versions and retention, the list, chats, delete and isolation of CONTRACT §6 and §7.
+// Versions and retention, the list, chats, delete and isolation (docs/api/agents.md,
+// docs/api/automations.md#chats).
 let stack: Stack;
 let nats: NatsConnection | undefined;
 beforeAll(async () => {

@@ -20,7 +20,7 @@ async function pageServer(): Promise<{ server: Server; origin: string }> {
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-describe.runIf(existsSync(CHROMIUM))('browser — a single-page app in headless Chromium (CONTRACT §15)', () => {
+describe.runIf(existsSync(CHROMIUM))('browser — a single-page app in headless Chromium', () => {
   let stack: Stack;
   let browser: Browser;
   let allowed: Awaited<ReturnType<typeof pageServer>>;

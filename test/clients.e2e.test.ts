@@ -74,7 +74,7 @@ describe('clients — export ZIPs open in every streaming reader', () => {
 
 const list = (h: string | null) => (h ?? '').split(',').map((v) => v.trim().toLowerCase());
 
-describe('clients — CORS (CONTRACT §15)', () => {
+describe('clients — CORS', () => {
   it('cors — a preflight from an allowed origin is 204 with the methods and headers a browser client needs', async () => {
     const res = await fetch(`${stack.url}/v1/agent/files/upload`, {
       method: 'OPTIONS',
@@ -131,7 +131,7 @@ async function rawGet(url: string, headers: Record<string, string>): Promise<{ s
   });
 }
 
-describe('clients — compression (CONTRACT §15)', () => {
+describe('clients — compression', () => {
   it('compression — JSON over 1 KiB is gzip or br as asked; small JSON and clients that do not ask get it plain', async () => {
     const { gunzipSync, brotliDecompressSync } = await import('node:zlib');
     const plain = await rawGet(`${stack.url}/openapi.json`, {});

@@ -22,7 +22,7 @@ afterAll(async () => {
 /** How long a killed service stays down: the supervisor's first backoff, and then some. */
 const DOWN_MS = 1_000;
 const VICTIMS = ['files', 'projects', 'agents', 'automations'] as const;
-/** Each worker's pause between requests: 4 workers stay under the per-user rate limit (CONTRACT §15: 50/s). */
+/** Each worker's pause between requests: 4 workers stay under the per-user rate limit (docs/api/conventions.md#rate-limits: 50/s). */
 const PACE_MS = 100;
 
 type Op = { name: string; service: (typeof VICTIMS)[number]; send(): Promise<ApiResponse>; acked?(res: ApiResponse): void };

@@ -90,7 +90,7 @@ async function uploadWorksAfter(u: ApiUser, what: string) {
   expect((await u.request('GET', `/v1/agent/files/read?path=/files/after/${what}.md`)).body.content).toBe(content);
 }
 
-describe('files — crashes (CONTRACT §5, §10)', () => {
+describe('files — crashes', () => {
   it('crash — the files service killed mid-upload: afterwards the old content or the new one, whole; uploads work again', async () => {
     const u = await stack.user();
     const old = await put(stack, u, '/files/big.bin', 'the old content\n');

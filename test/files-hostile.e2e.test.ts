@@ -48,7 +48,7 @@ function uploadBody(path: string, content: Uint8Array, onConflict?: string) {
 
 const rid = (what: string) => `hostile-${what}-${randomBytes(6).toString('hex')}`;
 
-describe('files — clients that misbehave (CONTRACT §5)', () => {
+describe('files — clients that misbehave', () => {
   it('hostile — a socket destroyed mid-body stores nothing: an overwrite keeps the old content whole, a new path stays absent', async () => {
     const u = await stack.user();
     const original = 'the original content, line after line\n'.repeat(2000);

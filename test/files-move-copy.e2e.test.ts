@@ -15,7 +15,7 @@ afterAll(async () => {
 
 const paths = (entries: Entry[]) => entries.map((e) => e.path);
 
-describe('files — move (CONTRACT §10)', () => {
+describe('files — move', () => {
   it('move — a file: lands at `to`, the source is gone, its bytes and sha256 come along, empty parents vanish', async () => {
     const u = await stack.user();
     const up = await put(stack, u, '/files/only/report.txt', 'quarterly numbers\n');
@@ -184,7 +184,7 @@ describe('files — move (CONTRACT §10)', () => {
   });
 });
 
-describe('files — copy (CONTRACT §10)', () => {
+describe('files — copy', () => {
   it('copy — a file: the source stays, the copy has its bytes; from then on the two are independent', async () => {
     const u = await stack.user();
     const src = await put(stack, u, '/files/orig.txt', 'original bytes');
@@ -258,7 +258,7 @@ describe('files — copy (CONTRACT §10)', () => {
   });
 });
 
-describe('files — move and copy copy no bytes (CONTRACT §10)', () => {
+describe('files — move and copy copy no bytes', () => {
   it('cost — a 128 MiB file moves and copies in far less time than its bytes would take to copy, and the copy has them all', async () => {
     const u = await stack.user();
     const hash = createHash('sha256');
@@ -288,7 +288,7 @@ describe('files — move and copy copy no bytes (CONTRACT §10)', () => {
   }, 60_000);
 });
 
-describe('files — move and copy under concurrency (CONTRACT §10)', () => {
+describe('files — move and copy under concurrency', () => {
   it('atomic move — a directory of 2,048 files moves while others list it: every listing holds exactly one tree, whole', async () => {
     const u = await stack.user();
     const tree = await buildTree(stack, u, '/files/src', 32, 6);

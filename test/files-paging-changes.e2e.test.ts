@@ -56,7 +56,7 @@ async function drain(u: ApiUser, cursor: string, limit = 1000): Promise<{ change
 const at = expect.stringMatching(ISO_MS);
 const fileChange = (type: 'created' | 'updated', path: string, content: string) => ({ type, kind: 'file', path, at, size: Buffer.byteLength(content), sha256: sha256(content) });
 
-describe('files — sha256 and ETags (CONTRACT §5)', () => {
+describe('files — sha256 and ETags', () => {
   it('sha256 — upload responses and file entries carry the sha256 of the bytes; directories and includeStats=false do not', async () => {
     const u = await stack.user();
     const content = 'héllo, sha\n';
@@ -100,7 +100,7 @@ describe('files — sha256 and ETags (CONTRACT §5)', () => {
   });
 });
 
-describe('files — paging a listing (CONTRACT §10)', () => {
+describe('files — paging a listing', () => {
   // Byte order puts ' ', '-' and '.' (0x20, 0x2d, 0x2e) before '/' (0x2f): a tree walk would not.
   const TREE = ['/files/pg/a/x', '/files/pg/a b', '/files/pg/a-c', '/files/pg/a.d', '/files/pg/a0', '/files/pg/B', '/files/pg/z/é', '/files/pg/z/😀', '/files/pg/z/ｚ', '/files/pg/~'];
   const ORDER = ['/files/pg/B', '/files/pg/a', '/files/pg/a b', '/files/pg/a-c', '/files/pg/a.d', '/files/pg/a/x', '/files/pg/a0', '/files/pg/z', '/files/pg/z/é', '/files/pg/z/ｚ', '/files/pg/z/😀', '/files/pg/~'];
@@ -203,7 +203,7 @@ describe('files — paging a listing (CONTRACT §10)', () => {
   });
 });
 
-describe('files — changes (CONTRACT §10)', () => {
+describe('files — changes', () => {
   it('changes — the cursor route: any path, even one that does not exist; invalid paths are 400; a fresh cursor has nothing after it', async () => {
     const u = await stack.user();
     await u.request('GET', '/v1/agent/files');

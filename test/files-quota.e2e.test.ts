@@ -85,7 +85,7 @@ async function streamUntilAnswered(u: ApiUser, path: string, total: number, chun
   return { status: statusOf(response), code: jsonOf(response)?.error?.code, sent };
 }
 
-describe('files — the byte quota while uploads stream (CONTRACT §14 FILE_QUOTA_BYTES)', () => {
+describe('files — the byte quota (FILE_QUOTA_BYTES) while uploads stream', () => {
   it('quota — an upload that would pass the quota is refused (403) while its body still streams; its reservation is given back', async () => {
     const u = await stack.user();
     const { stored, referenced } = bucketOf(u);
@@ -148,7 +148,7 @@ describe('files — the byte quota while uploads stream (CONTRACT §14 FILE_QUOT
   }, 120_000);
 });
 
-describe('files — the byte quota and resumable uploads (CONTRACT §14, §15 tus)', () => {
+describe('files — the byte quota and resumable uploads (tus)', () => {
   const create = (u: ApiUser, length: number, path: string) =>
     fetch(`${stack.url}/v1/agent/files/uploads`, {
       method: 'POST',
@@ -196,7 +196,7 @@ describe('files — the byte quota and resumable uploads (CONTRACT §14, §15 tu
   });
 });
 
-describe('usage (CONTRACT §14 GET /v1/usage)', () => {
+describe('usage — GET /v1/usage', () => {
   it('usage — files: count and bytes of every distinct content (revisions and trash too, copies once), the quota; agents: count and MAX_AGENTS', async () => {
     const u = await stack.user();
     const start = await usage(u);

@@ -6,10 +6,11 @@ import { killProcesses, replicaKeys, reviveProcesses } from './support/processes
 import { startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
 
 /**
- * A hostile review of CONTRACT §11 (revisions, trash, restore, purge) and §14's byte quota and
- * usage: clients that send what they should not, replicas that race, and an audit of the index
- * (test/support/files-index-check.ts) after each attack: usage equals the distinct referenced
- * bytes, every reference is counted exactly, nothing stays reserved, the trash is what it says.
+ * A hostile review of revisions, trash, restore and purge (docs/api/files.md#revisions) and of the
+ * byte quota (docs/api/usage.md#byte-quota) and usage: clients that send what they should not,
+ * replicas that race, and an audit of the index (test/support/files-index-check.ts) after each
+ * attack: usage equals the distinct referenced bytes, every reference is counted exactly, nothing
+ * stays reserved, the trash is what it says.
  */
 let stack: Stack;
 beforeAll(async () => {
@@ -58,7 +59,7 @@ function no5xx(responses: ApiResponse[]): void {
   for (const r of responses) expect(r.status, r.text).toBeLessThan(500);
 }
 
-describe('files — revisions, hostile (CONTRACT §11, §14)', () => {
+describe('files — revisions and the byte quota, hostile', () => {
   it('revision ids — malformed, huge, unicode, another user\'s, of a directory or the root: 400 or 404 in the envelope, never a 5xx', async () => {
     const u = await stack.user();
     const other = await stack.user();

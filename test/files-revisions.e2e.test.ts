@@ -43,7 +43,7 @@ async function revisions(u: ApiUser, path: string): Promise<{ revision: string; 
   return res.body.revisions;
 }
 
-describe('files — revisions (CONTRACT §11)', () => {
+describe('files — revisions', () => {
   it('revisions — overwrite then restore: the bytes come back identical by sha256, as a new revision', async () => {
     const u = await stack.user();
     const good = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7919) % 251));
@@ -310,7 +310,7 @@ describe('files — revisions (CONTRACT §11)', () => {
   }, 60_000);
 });
 
-describe('files — retention and the byte quota (CONTRACT §11 FILE_REVISION_DAYS, §14 FILE_QUOTA_BYTES)', () => {
+describe('files — retention (FILE_REVISION_DAYS) and the byte quota (FILE_QUOTA_BYTES)', () => {
   let aged: Stack;
   /** 0.0001 days: 8.64 s. */
   const RETENTION_MS = 8_640;

@@ -56,7 +56,7 @@ async function abortedUpload(s: Stack, u: ApiUser, fields: { path: string; onCon
   await expect(uploadParts(s.url, u, parts, { signal: controller.signal })).rejects.toThrow();
 }
 
-describe('files — download (CONTRACT §4, §5)', () => {
+describe('files — download', () => {
   it('download — headers: type, length, validators, disposition, ranges', async () => {
     const u = await stack.user();
     await upload(stack.url, u, { filename: 'report.md', content: '# Report\n' }, { path: '/files/docs/' });
@@ -136,7 +136,7 @@ describe('files — download (CONTRACT §4, §5)', () => {
   });
 });
 
-describe('files — streamed transfers (CONTRACT §5)', () => {
+describe('files — streamed transfers', () => {
   it('transfer — 100 MiB upload and download round trip with the same sha256', async () => {
     const u = await stack.user();
     const size = 100 * MiB;

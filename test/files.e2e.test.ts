@@ -22,7 +22,7 @@ const put = async (u: ApiUser, path: string, content: string | Uint8Array = 'x')
 const list = (u: ApiUser, query = '') => u.request('GET', `/v1/agent/files${query}`);
 const read = (u: ApiUser, path: string) => u.request('GET', `/v1/agent/files/read?path=${q(path)}`);
 
-describe('files — paths (CONTRACT §3)', () => {
+describe('files — paths', () => {
   const INVALID = [
     '', 'files', 'files/a', '/filesx', '/Files', '/files//', '/files//a', '/files/a//b', '/files/.', '/files/./a', '/files/..', '/files/a/../b',
     '/files/a\\b', '/files/\u0000', '/files/a\u0001b', '/files/tab\there', '/files/new\nline', '/files/\u007f', '/files/\u0085',
@@ -76,7 +76,7 @@ describe('files — paths (CONTRACT §3)', () => {
   });
 });
 
-describe('files — list (CONTRACT §5)', () => {
+describe('files — list', () => {
   it('list — defaults: /files, not recursive, with stats; sorted by path in byte order', async () => {
     const u = await stack.user();
     for (const p of ['/files/b.md', '/files/a/x.txt', '/files/a b.txt', '/files/Z.bin', '/files/é.txt', '/files/\uff5e.txt', '/files/😀.txt']) await put(u, p, 'data');
@@ -130,7 +130,7 @@ describe('files — list (CONTRACT §5)', () => {
   });
 });
 
-describe('files — read (CONTRACT §5)', () => {
+describe('files — read', () => {
   it('read — UTF-8 text comes back whole; the 10 MiB limit is inclusive', async () => {
     const u = await stack.user();
     await put(u, '/files/t.md', '# Héllo 🚀\n');
@@ -162,7 +162,7 @@ describe('files — read (CONTRACT §5)', () => {
   });
 });
 
-describe('files — delete (CONTRACT §5)', () => {
+describe('files — delete', () => {
   it('delete — a file; a directory only with recursive=true; never the root', async () => {
     const u = await stack.user();
     await put(u, '/files/d/a.txt');
@@ -206,7 +206,7 @@ describe('files — isolation', () => {
   });
 });
 
-describe('files — upload form (CONTRACT §5)', () => {
+describe('files — upload form', () => {
   it('upload — needs multipart/form-data (415), one file part, fields before it', async () => {
     const u = await stack.user();
     const json = await u.request('POST', '/v1/agent/files/upload', { path: '/files/x' });

@@ -19,7 +19,7 @@ afterAll(async () => {
 const newKey = () => `key-${randomUUID()}`;
 const post = (u: ApiUser, path: string, body: unknown, key: string) => u.request('POST', path, body, { 'idempotency-key': key });
 
-/** The gateway's record of a key, as CONTRACT §15 keeps it (24 h, per user). */
+/** The gateway's record of a key, as docs/api/conventions.md#idempotency says (24 h, per user). */
 const recordKey = (u: ApiUser, key: string) => `gateway:idempotency:${userTag(u.sub)}:${createHash('sha256').update(key).digest('hex')}`;
 
 function expectReplay(first: ApiResponse, again: ApiResponse): void {
@@ -30,7 +30,7 @@ function expectReplay(first: ApiResponse, again: ApiResponse): void {
   expect(again.headers.get('idempotent-replayed')).toBe('true');
 }
 
-describe('Idempotency-Key (CONTRACT §15)', () => {
+describe('Idempotency-Key', () => {
   it('idempotency — a repeated Agent create returns the first status, body, Location and ETag and makes one Agent', async () => {
     const u = await stack.user();
     const key = newKey();

@@ -37,7 +37,7 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** CONTRACT §6: SHA-256 of the canonical JSON of schemaVersion and the editable fields as stored. */
+/** docs/api/agents.md#content-digest: SHA-256 of the canonical JSON of schemaVersion and the editable fields as stored. */
 function digestOf(config: Record<string, unknown>): string {
   const { configId: _c, agentId: _a, createdAt: _t, contentDigest: _d, normalizedName: _n, changeNote: _note, parentConfigId: _p, ...content } = config;
   return sha256(canonical(content));
@@ -96,7 +96,8 @@ describe('knowledge files', () => {
     const agent = await createAgent(u, { name: 'Pinner', knowledgeFiles: [{ path: '/files/k.md' }] });
     const first = agent.config;
 
-    // §6 check (1) sees the stored form: same bytes → the current config, whatever the base says.
+    // Check (1) of docs/api/agents.md#update sees the stored form: same bytes → the current config,
+    // whatever the base says.
     const same = await u.request('PATCH', `/v1/agents/${agent.agentId}`, { baseConfigId: 'cfg_00000000000000000000000000000000', knowledgeFiles: [{ path: '/files/k.md' }] });
     expect(same.status, same.text).toBe(200);
     expect(same.body.currentConfigId).toBe(first.configId);

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { uploadParts, type FormPart } from './support/files.js';
 import { request, startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
 
-// Low limits, so that the suite reaches them quickly (CONTRACT §14, §15).
+// Low limits, so that the suite reaches them quickly (docs/api/usage.md#quotas,
+// docs/api/conventions.md#rate-limits).
 const PER_SECOND = 20;
 const BURST = 50;
 const MAX_UPLOADS = 2;
@@ -54,7 +55,7 @@ function expectRefused(res: ApiResponse): void {
 /** Requests the bucket may have let through in `ms`: its size, its refill, and one token of rounding. */
 const allowance = (ms: number) => BURST + Math.ceil((PER_SECOND * ms) / 1000) + 1;
 
-describe('rate limits (CONTRACT §15)', () => {
+describe('rate limits', () => {
   it('limits — 3,000 GETs from one user as fast as they go: no more pass than the bucket allows; the rest get 429 RATE_LIMITED with Retry-After and the headers', async () => {
     const u = await stack.user();
     const started = Date.now();
@@ -171,7 +172,7 @@ function heldUpload(u: ApiUser, path: string) {
 const smallUpload = (u: ApiUser, path: string, onConflict = 'overwrite') =>
   uploadParts(stack.url, u, [{ name: 'path', value: path }, { name: 'onConflict', value: onConflict }, { name: 'file', filename: 'f.txt', content: Buffer.from('x') }]);
 
-describe('concurrent uploads (CONTRACT §15)', () => {
+describe('concurrent uploads', () => {
   it('limits — at most MAX_CONCURRENT_UPLOADS uploads of a user in flight; a slot comes back when an upload succeeds, fails or its client disconnects', async () => {
     const u = await stack.user();
     const slots = `gateway:uploads:${userTag(u.sub)}`;
@@ -197,7 +198,7 @@ describe('concurrent uploads (CONTRACT §15)', () => {
   });
 });
 
-describe('count quotas (CONTRACT §14)', () => {
+describe('count quotas', () => {
   function expectQuota(res: ApiResponse, quota: string, limit: number): void {
     expect(res.status).toBe(403);
     expect(res.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota, limit, used: limit } });

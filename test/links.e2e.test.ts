@@ -29,7 +29,7 @@ async function expectGone(url: string): Promise<void> {
   expect(((await res.json()) as { error: { code: string } }).error.code).toBe('LINK_NOT_FOUND');
 }
 
-describe('temporary links (CONTRACT §15)', () => {
+describe('temporary links', () => {
   it('links — an absolute URL that downloads with no token, with the headers of a download (ETag, Range, If-None-Match)', async () => {
     const u = await stack.user();
     const content = Buffer.from('%PDF-1.7 the report\n'.repeat(100));

@@ -14,7 +14,7 @@ afterAll(async () => {
 const read = async (u: ApiUser, path: string) => (await u.request('GET', `/v1/agent/files/read?path=${q(path)}`)).body;
 const exportZip = (u: ApiUser, name: string) => fetch(`${stack.url}/v1/agent/projects/export?name=${q(name)}`, { headers: { authorization: `Bearer ${u.token}` } });
 
-describe('projects — context files (CONTRACT §4)', () => {
+describe('projects — context files', () => {
   it('context — create writes /files/projects/<name>/CONTEXT.md before it returns', async () => {
     const u = await stack.user();
     const created = await u.request('POST', '/v1/agent/projects', { name: 'Research', goal: 'Find the answer', instructions: 'Cite sources.\nBe brief.' });
@@ -45,7 +45,7 @@ describe('projects — context files (CONTRACT §4)', () => {
   });
 });
 
-describe('projects — export (CONTRACT §4)', () => {
+describe('projects — export', () => {
   it('export — a ZIP of the project folder: files only, entries <name>/<path>, UTF-8 names flagged', async () => {
     const u = await stack.user();
     await u.request('POST', '/v1/agent/projects', { name: 'Research', goal: 'g' });

@@ -52,7 +52,7 @@ async function stored(u: ApiUser, path: string): Promise<{ size: number; sha256:
   return res.status === 200 ? res.body.entries[0] : undefined;
 }
 
-describe('resumable uploads — tus 1.0 with tus-js-client (CONTRACT §15)', () => {
+describe('resumable uploads — tus 1.0 with tus-js-client', () => {
   it('tus — an upload is stored with its bytes and committed when its last byte arrives; HEAD then shows offset = length', async () => {
     const u = await stack.user();
     const data = randomBytes(100 * 1024);

@@ -7,7 +7,8 @@ import { dropDurables, request, startStack, type ApiUser, type Stack } from './s
 import { Receiver } from './support/webhook-receiver.js';
 
 /**
- * CONTRACT §13 through the gateway, against real receivers on random ports. The stack lists only
+ * docs/api/webhooks.md through the gateway, against real receivers on random ports. The stack lists
+ * only
  * 127.0.0.1 in WEBHOOK_ALLOWED_HOSTS, so `localhost` is a name that resolves to a loopback
  * address and is not listed; retries and disabling run on short clocks. Webhooks that are never
  * sent anything point at a public IP literal (93.184.215.14): names would need a resolver the

@@ -1,4 +1,4 @@
-// The files scenarios, one module per kind (see README "Benchmarks"); baselines talk to the same
+// The files scenarios, one module per kind (see docs/benchmarks.md); baselines talk to the same
 // S3 server directly with the minio client, or compare the system with itself at another size.
 export { uploadSmall, uploadDeep } from './files-small.mjs';
 export { upload256, download256, uploadRssGrowth } from './files-transfer.mjs';

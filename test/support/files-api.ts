@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import { q, upload, type FormPart } from './files.js';
 import type { ApiResponse, ApiUser, Stack } from './stack.js';
 
-/** Helpers for the files suites (CONTRACT §5, §10): uploads, listings, hashes, raw HTTP bodies. */
+/** Helpers for the files suites (docs/api/files.md): uploads, listings, hashes, raw HTTP bodies. */
 
 export const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 export const SHA256 = /^[0-9a-f]{64}$/;
@@ -22,7 +22,7 @@ export interface Entry {
 
 export const sha256 = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
-/** Byte order of UTF-8 strings (what §5 sorts listings by), for Array.prototype.sort. */
+/** Byte order of UTF-8 strings (what listings sort by, docs/api/files.md#list), for Array.prototype.sort. */
 export const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 /** Uploads `content` to the full file path `path` (overwrite unless told) and expects 200. */

@@ -4,8 +4,9 @@ import type { ApiUser, Stack } from './stack.js';
 
 /**
  * An independent audit of one user's metadata index (services/files/src/adapters/index.lua.ts)
- * and byte accounting (CONTRACT §11, §14): it recounts from the entries and the histories what
- * the index keeps incrementally, so drift of any kind shows as a difference.
+ * and byte accounting (docs/api/files.md#revisions, docs/api/usage.md#byte-quota): it recounts from
+ * the entries and the histories what the index keeps incrementally, so drift of any kind shows as a
+ * difference.
  */
 export interface IndexAudit {
   /** Problems found; empty when the index is consistent. */

@@ -70,7 +70,7 @@ async function accepting(child: ChildProcess, url: string, output: string[]): Pr
 }
 
 /**
- * redis-server with AOF (`appendfsync everysec`, no RDB snapshots) and `noeviction`, as the README
+ * redis-server with AOF (`appendfsync everysec`, no RDB snapshots) and `noeviction`, as docs/operations.md
  * asks of production. Redis cannot pick its own port: the first start takes a free one and tries
  * another when that was taken meanwhile; a restart takes the same.
  */

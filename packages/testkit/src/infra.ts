@@ -120,7 +120,7 @@ export async function resolveInfra(env: Record<string, string | undefined> = pro
     if (!(await reachable(url))) {
       // Nothing started for this run is left behind (an rgw cluster is four processes).
       await Promise.all(stops.map((s) => s()));
-      throw new Error(`${what} does not answer at ${url}: set ${what === 'Redis' ? 'REDIS_URL' : 'NATS_URL'}, start a container runtime, or start it locally (see README "Tests")`);
+      throw new Error(`${what} does not answer at ${url}: set ${what === 'Redis' ? 'REDIS_URL' : 'NATS_URL'}, start a container runtime, or start it locally (see docs/testing.md, "Backends")`);
     }
   }
   return {

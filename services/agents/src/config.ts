@@ -11,9 +11,9 @@ export const configSchema = serviceConfig({ grpc: 50053, metrics: 9467 }).extend
   KNOWLEDGE_DEADLINE_MS: env.positiveInt(60_000),
   /** Configs kept per Agent; beyond it the oldest that are neither current nor pinned by a chat go. */
   CONFIG_RETENTION: env.positiveInt(100),
-  /** The most Agents one user may have (CONTRACT §14); a create beyond it → 403 QUOTA_EXCEEDED. */
+  /** The most Agents one user may have (docs/api/usage.md#quotas); a create beyond it → 403 QUOTA_EXCEEDED. */
   MAX_AGENTS: env.positiveInt(1_000),
-  /** The most aliases one Agent may have (CONTRACT §12, §14); one more → 403 QUOTA_EXCEEDED. */
+  /** The most aliases one Agent may have (docs/api/agents.md#aliases, docs/api/usage.md#quotas); one more → 403 QUOTA_EXCEEDED. */
   MAX_ALIASES_PER_AGENT: env.positiveInt(20),
 });
 

@@ -10,9 +10,9 @@ export const configSchema = serviceConfig({ grpc: 50054, metrics: 9468 }).extend
    * run waits this long before another replica takes it. Keep it above GRPC_DEADLINE_MS.
    */
   SCHEDULER_LEASE_MS: env.positiveInt(15_000),
-  /** The most schedules one Agent may have (CONTRACT §14); a create beyond it → 403 QUOTA_EXCEEDED. */
+  /** The most schedules one Agent may have (docs/api/usage.md#quotas); a create beyond it → 403 QUOTA_EXCEEDED. */
   MAX_SCHEDULES_PER_AGENT: env.positiveInt(50),
-  /** The most webhook triggers one Agent may have (CONTRACT §14); beyond it → 403 QUOTA_EXCEEDED. */
+  /** The most webhook triggers one Agent may have (docs/api/usage.md#quotas); beyond it → 403 QUOTA_EXCEEDED. */
   MAX_TRIGGERS_PER_AGENT: env.positiveInt(50),
   /**
    * Names the global due index, so that deployments (or test stacks) sharing one Redis never run

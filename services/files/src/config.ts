@@ -31,18 +31,20 @@ export const configSchema = serviceConfig({ grpc: 50052, metrics: 9466 }).extend
   /** How often each replica sweeps (unreferenced bytes, expired uploads). */
   FILE_SWEEP_INTERVAL_MS: env.positiveInt(10_000),
   /**
-   * Records kept in each path's history (CONTRACT §11), the current file's included: every
-   * write and every delete adds one; beyond it the oldest go and their bytes are reclaimed.
+   * Records kept in each path's history (docs/api/files.md#retention), the current file's included:
+   * every write and every delete adds one; beyond it the oldest go and their bytes are reclaimed.
    */
   FILE_REVISIONS: env.positiveInt(100),
   /**
    * Days a revision is kept once it stopped being current, and a file in the trash once it was
-   * deleted (CONTRACT §11); then the sweeper drops it and reclaims its bytes. Fractions allowed.
+   * deleted (docs/api/files.md#retention); then the sweeper drops it and reclaims its bytes.
+   * Fractions allowed.
    */
   FILE_REVISION_DAYS: z.coerce.number().positive().default(30),
   /**
-   * Bytes one user's objects may take (CONTRACT §14): current files, revisions, the trash and
-   * knowledge pins, each object once. An upload that would pass it → 403 QUOTA_EXCEEDED. 10 GiB.
+   * Bytes one user's objects may take (docs/api/usage.md#byte-quota): current files, revisions, the
+   * trash and knowledge pins, each object once. An upload that would pass it → 403 QUOTA_EXCEEDED.
+   * 10 GiB.
    */
   FILE_QUOTA_BYTES: env.positiveInt(10 * 1024 * MiB),
   /** Long polls of the changes feed waiting at once per replica; more answer at once. */

@@ -22,7 +22,7 @@ describe('files index', () => {
     expect(await tree(files, u)).toEqual([]);
   });
 
-  it('index — §3/§5 rules: nothing under a file, no file over a directory, error/overwrite/uuid', async () => {
+  it('index — path and upload rules: nothing under a file, no file over a directory, error/overwrite/uuid', async () => {
     const u = files.user();
     await put(files, u, '/files/f', 'x');
     await expect(put(files, u, '/files/f/g.txt', 'y')).rejects.toMatchObject({ code: 'PATH_CONFLICT', details: { path: '/files/f' } });

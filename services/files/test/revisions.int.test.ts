@@ -20,7 +20,7 @@ const text = async (f: Files, u: string, path: string, revision = '') => (await 
 const events = async (f: Files, u: string) =>
   (await f.outbox.peek(userTag(u), 100_000)).map((raw) => JSON.parse(raw) as { type: string; data: { path: string; kind: string } }).map((e) => [e.type, e.data.path, e.data.kind]);
 
-describe('files revisions (CONTRACT §11)', () => {
+describe('files revisions', () => {
   it('revisions — every write of a path is a revision, newest first; a delete records a deletion', async () => {
     const u = files.user();
     await put(files, u, '/files/a.txt', 'one');

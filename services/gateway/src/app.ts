@@ -33,7 +33,7 @@ export interface GatewayDeps {
   trustProxy?: boolean;
   /** When given, every request is counted and timed by route. */
   metrics?: Metrics;
-  /** Rate limits, upload slots and idempotency records (CONTRACT §15), in Redis; absent: none apply. */
+  /** Rate limits, upload slots and idempotency records (docs/api/conventions.md#rate-limits, docs/api/conventions.md#idempotency), in Redis; absent: none apply. */
   limits?: Limits;
   /** Temporary links: their signer and the gateway's public address; absent: one random key for this process. */
   links?: LinkOptions;

@@ -38,19 +38,19 @@ export const configSchema = processConfig({ metrics: 9464 })
       .default('127.0.0.1:50055')
       .transform((v) => v.trim() || undefined),
     GRPC_DEADLINE_MS: env.positiveInt(5_000),
-    /** An upload body that sends no byte for this long (while the gateway waits for one) fails (CONTRACT §5). */
+    /** An upload body that sends no byte for this long (while the gateway waits for one) fails (docs/api/files.md#upload). */
     UPLOAD_IDLE_TIMEOUT_MS: env.positiveInt(30_000),
     TRUST_PROXY: env.bool(false),
     /** Redis shared by every gateway replica: rate limits, upload slots, idempotency records. */
     REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
     REDIS_CLUSTER: env.bool(false),
-    /** Per user (and per webhook trigger): the steady rate of requests a second (CONTRACT §15). */
+    /** Per user (and per webhook trigger): the steady rate of requests a second (docs/api/conventions.md#rate-limits). */
     RATE_LIMIT_PER_SECOND: env.positiveInt(50),
     /** Per user (and per webhook trigger): how many requests may come at once after a quiet spell. */
     RATE_LIMIT_BURST: env.positiveInt(200),
     /** Uploads of one user in flight at once, across every replica; one more → 429. */
     MAX_CONCURRENT_UPLOADS: env.positiveInt(8),
-    /** Browser origins allowed to call the API (CORS, CONTRACT §15), comma-separated; none by default. */
+    /** Browser origins allowed to call the API (docs/api/conventions.md#cors), comma-separated; none by default. */
     CORS_ORIGINS: z
       .string()
       .default('')

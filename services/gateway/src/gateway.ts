@@ -25,13 +25,13 @@ export interface GatewayOptions {
   /** `automations` and `webhooks` are optional: without them their routes are not served. */
   addresses: { projects: string; files: string; agents: string; automations?: string | undefined; webhooks?: string | undefined };
   deadlineMs: number;
-  /** An upload body that sends nothing for this long fails; default 30 s (CONTRACT §5). */
+  /** An upload body that sends nothing for this long fails; default 30 s (docs/api/files.md#upload). */
   uploadIdleTimeoutMs?: number;
   trustProxy?: boolean;
   metrics?: Metrics;
   /** The Redis every replica shares for rate limits, upload slots and idempotency records. */
   redis: { url: string; cluster: boolean };
-  /** CONTRACT §15: RATE_LIMIT_PER_SECOND, RATE_LIMIT_BURST, MAX_CONCURRENT_UPLOADS. */
+  /** docs/api/conventions.md#rate-limits: RATE_LIMIT_PER_SECOND, RATE_LIMIT_BURST, MAX_CONCURRENT_UPLOADS. */
   limits: { perSecond: number; burst: number; maxConcurrentUploads: number };
   /** LINK_SIGNING_KEYS (first signs, all verify) and PUBLIC_URL; no keys: a random one per process. */
   links?: { keys: LinkKey[]; publicUrl?: string | undefined };

@@ -13,7 +13,7 @@ export const configSchema = serviceConfig({ grpc: 50055, metrics: 9469 }).extend
    * plain http (development: `npm start` lists 127.0.0.1 and localhost). Deployments list none.
    */
   WEBHOOK_ALLOWED_HOSTS: hostList,
-  /** Webhooks one user may have (CONTRACT §14); one more → 403 QUOTA_EXCEEDED. */
+  /** Webhooks one user may have (docs/api/usage.md#quotas); one more → 403 QUOTA_EXCEEDED. */
   MAX_WEBHOOKS: env.positiveInt(20),
   /** AES-256-GCM key sealing webhook signing secrets at rest (packages/platform/src/secret-box.ts). */
   WEBHOOK_SECRET_KEY: env.secretKey(),
@@ -27,9 +27,9 @@ export const configSchema = serviceConfig({ grpc: 50055, metrics: 9469 }).extend
   WEBHOOK_RETRY_MAX_MS: env.positiveInt(60 * 60_000),
   /** Attempts go on until one fails this long after the first; then the delivery is given up (≥ 24 h in production). */
   WEBHOOK_RETRY_WINDOW_MS: env.positiveInt(24 * 60 * 60_000),
-  /** A webhook whose attempts have all failed for this long is disabled (CONTRACT §13: 5 days). */
+  /** A webhook whose attempts have all failed for this long is disabled (docs/api/webhooks.md#disabling: 5 days). */
   WEBHOOK_DISABLE_AFTER_MS: env.positiveInt(5 * 24 * 60 * 60_000),
-  /** One attempt's limit, connect to answer (CONTRACT §13: 10 s). */
+  /** One attempt's limit, connect to answer (docs/api/webhooks.md#delivery: 10 s). */
   WEBHOOK_TIMEOUT_MS: env.positiveInt(10_000),
   /** Attempts in flight to one webhook per replica; its other deliveries wait their turn. */
   WEBHOOK_CONCURRENCY_PER_RECEIVER: env.positiveInt(4),

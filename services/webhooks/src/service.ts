@@ -23,8 +23,8 @@ function deliveryObserver(metrics: Metrics) {
 }
 
 /**
- * The webhooks service (CONTRACT §13): users' outbound webhooks in Redis, and delivery of their
- * events. A durable consumer per event subject, shared by the replicas, turns each event into
+ * The webhooks service (docs/api/webhooks.md): users' outbound webhooks in Redis, and delivery of
+ * their events. A durable consumer per event subject, shared by the replicas, turns each event into
  * deliveries in the Redis queue; every replica's dispatcher claims due ones and POSTs them.
  * Readiness follows Redis only: with NATS down the API works and deliveries catch up later.
  */

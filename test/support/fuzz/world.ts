@@ -31,7 +31,7 @@ export interface Victim extends Owned {
   secrets: string[];
 }
 
-/** The alias every seeded Agent has (CONTRACT §12), naming its config. */
+/** The alias every seeded Agent has (docs/api/agents.md#aliases), naming its config. */
 export const FUZZ_ALIAS = 'fuzz';
 
 /** Picks the `n`-th element, wrapping; undefined for an empty list. */

@@ -70,7 +70,7 @@ export const errors = {
   fileNotText: (path: string) => new AppError('FILE_NOT_TEXT', `${path} is not valid UTF-8 text; download it instead`, { details: { path } }),
   payloadTooLarge: (limit: number) =>
     new AppError('PAYLOAD_TOO_LARGE', `the upload is larger than the limit of ${limit} bytes`, { details: { limit: String(limit) } }),
-  /** A count quota (CONTRACT §14): `quota` names its setting, e.g. MAX_AGENTS. Not retryable as is. */
+  /** A count quota (docs/api/usage.md#quotas): `quota` names its setting, e.g. MAX_AGENTS. Not retryable as is. */
   quotaExceeded: (quota: string, limit: number, used: number) =>
     new AppError('QUOTA_EXCEEDED', `the quota ${quota} of ${limit} is reached; delete something first`, {
       details: { quota, limit: String(limit), used: String(used) },

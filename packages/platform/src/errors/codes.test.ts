@@ -4,7 +4,8 @@ import { AppError } from './app-error.js';
 import { ERROR_CODES, ERROR_TABLE, httpStatusOf } from './codes.js';
 import { fromGrpcError, toGrpcStatus } from './grpc-status.js';
 
-const CONTRACT_HTTP: Record<string, number> = {
+/** The statuses of the code table in docs/api/conventions.md#error-codes, written out again. */
+const DOCUMENTED_HTTP: Record<string, number> = {
   INVALID_ARGUMENT: 400, INVALID_PATH: 400, IS_A_DIRECTORY: 400, UNAUTHENTICATED: 401, QUOTA_EXCEEDED: 403,
   PROJECT_NOT_FOUND: 404, AGENT_NOT_FOUND: 404, FILE_NOT_FOUND: 404, CHAT_NOT_FOUND: 404,
   SCHEDULE_NOT_FOUND: 404, TRIGGER_NOT_FOUND: 404, REVISION_NOT_FOUND: 404, CONFIG_NOT_FOUND: 404, ALIAS_NOT_FOUND: 404, WEBHOOK_NOT_FOUND: 404, LINK_NOT_FOUND: 404, PRECONDITION_FAILED: 412, UPLOAD_OFFSET_MISMATCH: 409, METHOD_NOT_ALLOWED: 405, ROUTE_NOT_FOUND: 404,
@@ -14,9 +15,9 @@ const CONTRACT_HTTP: Record<string, number> = {
 };
 
 describe('errors', () => {
-  it('errors — the table holds exactly the contract codes with the contract HTTP statuses', () => {
-    expect([...ERROR_CODES].sort()).toEqual(Object.keys(CONTRACT_HTTP).sort());
-    for (const code of ERROR_CODES) expect(httpStatusOf(code), code).toBe(CONTRACT_HTTP[code]);
+  it('errors — the table holds exactly the documented codes with the documented HTTP statuses', () => {
+    expect([...ERROR_CODES].sort()).toEqual(Object.keys(DOCUMENTED_HTTP).sort());
+    for (const code of ERROR_CODES) expect(httpStatusOf(code), code).toBe(DOCUMENTED_HTTP[code]);
   });
 
   it.each(ERROR_CODES)('errors — %s survives gRPC status + google.rpc.Status details', (code) => {
@@ -27,7 +28,7 @@ describe('errors', () => {
     expect(decoded.code).toBe(code);
     expect(decoded.message).toBe(original.message);
     expect(decoded.details).toEqual(original.details);
-    expect(httpStatusOf(decoded.code)).toBe(CONTRACT_HTTP[code]);
+    expect(httpStatusOf(decoded.code)).toBe(DOCUMENTED_HTTP[code]);
   });
 
   it('errors — transport failures become UNAVAILABLE, foreign errors INTERNAL without their text', () => {

@@ -1,9 +1,9 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 
 /**
- * The contract's error codes (CONTRACT.md §1), one closed union, and the one table that maps
- * each to a gRPC status (between services) and an HTTP status (at the gateway). `satisfies`
- * makes the compiler reject a code without a row and a row without a code.
+ * The API's error codes (docs/api/conventions.md#error-codes), one closed union, and the one table
+ * that maps each to a gRPC status (between services) and an HTTP status (at the gateway).
+ * `satisfies` makes the compiler reject a code without a row and a row without a code.
  */
 export const ERROR_TABLE = {
   INVALID_ARGUMENT: { grpc: GrpcStatus.INVALID_ARGUMENT, http: 400 },
@@ -25,14 +25,14 @@ export const ERROR_TABLE = {
   ROUTE_NOT_FOUND: { grpc: GrpcStatus.UNIMPLEMENTED, http: 404 },
   METHOD_NOT_ALLOWED: { grpc: GrpcStatus.UNIMPLEMENTED, http: 405 },
   STALE_AGENT_CONFIG: { grpc: GrpcStatus.ABORTED, http: 409 },
-  /** `If-Match` on an alias (§12) names another config: nothing changed. */
+  /** `If-Match` on an alias (docs/api/agents.md#aliases) names another config: nothing changed. */
   PRECONDITION_FAILED: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 412 },
   PROJECT_EXISTS: { grpc: GrpcStatus.ALREADY_EXISTS, http: 409 },
   PROJECT_ARCHIVED: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 409 },
   FILE_EXISTS: { grpc: GrpcStatus.ALREADY_EXISTS, http: 409 },
   PATH_CONFLICT: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 409 },
   DIRECTORY_NOT_EMPTY: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 409 },
-  /** tus (§15): a PATCH whose `Upload-Offset` is not the upload's offset; HEAD tells the right one. */
+  /** tus (docs/api/files.md#resumable-uploads): a PATCH whose `Upload-Offset` is not the upload's offset; HEAD tells the right one. */
   UPLOAD_OFFSET_MISMATCH: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 409 },
   PAYLOAD_TOO_LARGE: { grpc: GrpcStatus.RESOURCE_EXHAUSTED, http: 413 },
   FILE_TOO_LARGE: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 413 },

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { injectTraceContext } from '../tracing.js';
 
 /**
- * The data of each event type. Every payload names the owning user (CONTRACT §8), so a
+ * The data of each event type. Every payload names the owning user (docs/events.md#envelope), so a
  * consumer can act for that user without asking anyone else.
  */
 const agentConfigChanged = z.object({

@@ -21,6 +21,6 @@ export async function assertDurableRedis(redis: RedisClient, logger: Logger): Pr
     return;
   }
   if (policy && policy !== 'noeviction') {
-    throw new Error(`Redis evicts keys (maxmemory-policy ${policy}); set maxmemory-policy noeviction (see README, "Redis durability")`);
+    throw new Error(`Redis evicts keys (maxmemory-policy ${policy}); set maxmemory-policy noeviction (see docs/operations.md, "Redis durability")`);
   }
 }

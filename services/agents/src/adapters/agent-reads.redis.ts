@@ -27,9 +27,10 @@ function deepFreeze<T>(value: T): T {
 export class RedisAgentReads {
   protected readonly redis: RedisClient;
   /**
-   * Configurations are immutable once written (CONTRACT §6), so a copy read once stays right for
-   * every replica: reads of one skip Redis after the first. Deleted ones are never asked for (an
-   * Agent's current config and chat-pinned ones outlive every read that reaches them).
+   * Configurations are immutable once written (docs/api/agents.md#configuration), so a copy read
+   * once stays right for every replica: reads of one skip Redis after the first. Deleted ones are
+   * never asked for (an Agent's current config and chat-pinned ones outlive every read that reaches
+   * them).
    */
   readonly #configs = new LRUCache<string, AgentConfig>({ maxSize: CONFIG_CACHE_BYTES });
 

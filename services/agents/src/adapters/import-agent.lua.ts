@@ -1,7 +1,7 @@
 /**
- * Writes an imported Agent in one step (CONTRACT §12): every config, the aliases with their
- * pins and history, the Agent hash and index entry, and the outbox events, after the quota and
- * idempotency checks of CREATE_AGENT. Every key carries the user's hash tag (one Cluster slot).
+ * Writes an imported Agent in one step (docs/api/agents.md#import): every config, the aliases with
+ * their pins and history, the Agent hash and index entry, and the outbox events, after the quota
+ * and idempotency checks of CREATE_AGENT. Every key carries the user's hash tag (one Cluster slot).
  *
  * KEYS: 1 the user's Agent index, 2 the Agent hash, 3 its config set, 4 the outbox list,
  *       5 aliases hash, 6 alias history hash, 7 pins hash, 8 the idempotency key's record (or

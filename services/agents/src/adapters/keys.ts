@@ -23,7 +23,7 @@ export function keysOf(userId: string) {
     /** Sorted set, all scores 0: `<createdAt>|<chatId>`. */
     chats: (agentId: string) => `${base}:chats:${agentId}`,
     chat: (chatId: string) => `${base}:chat:${chatId}`,
-    /** Hash: alias name → JSON alias record (CONTRACT §12). */
+    /** Hash: alias name → JSON alias record (docs/api/agents.md#aliases). */
     aliases: (agentId: string) => `${base}:aliases:${agentId}`,
     /** Hash: alias name → JSON array of {configId, from}, newest first. */
     aliasHistory: (agentId: string) => `${base}:alias-history:${agentId}`,

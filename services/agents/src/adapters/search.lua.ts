@@ -36,7 +36,7 @@ return 1`;
  *       of q (none for a q of 1–2 characters: every Agent is a candidate).
  * ARGV: 1 q (normalized), 2 the Agent hash key prefix.
  * A candidate matches when its normalized name or description contains q (plain bytes: for
- * UTF-8 text that is the same as code points), as CONTRACT §6 says.
+ * UTF-8 text that is the same as code points), as docs/api/agents.md#list-and-search says.
  */
 export const SEARCH = `
 if redis.call('ZCARD', KEYS[1]) ~= redis.call('SCARD', KEYS[2]) then return false end

@@ -10,7 +10,7 @@ export interface ExportDocument {
   aliases: AliasRecord[];
 }
 
-/** What an export holds (CONTRACT §12): every kept config oldest first, and every alias. */
+/** What an export holds (docs/api/agents.md#export): every kept config oldest first, and every alias. */
 export class AgentExport {
   readonly #repo: AgentRepo;
   readonly #aliases: AliasRepo;

@@ -53,7 +53,7 @@ export interface ImportRepo {
   create(request: NewImportedAgent): Promise<CreateAgentOutcome>;
 }
 
-/** A new Agent from an export (CONTRACT §12): new ids, the same history in order, the same aliases. */
+/** A new Agent from an export (docs/api/agents.md#import): new ids, the same history in order, the same aliases. */
 export class AgentImport {
   readonly #o: { repo: ImportRepo; projects: ProjectDirectory; knowledge: KnowledgeStore; maxAgents?: number | undefined; maxAliases: number; maxConfigs: number; clock: Clock };
 

@@ -21,17 +21,17 @@ export interface AgentPage {
 }
 
 /**
- * The rule of `q` (CONTRACT §6): the Agent's name or description, normalized like
- * `normalizedName`, contains `q` normalized the same way (`q` here is normalized already).
+ * The rule of `q` (docs/api/agents.md#list-and-search): the Agent's name or description, normalized
+ * like `normalizedName`, contains `q` normalized the same way (`q` here is normalized already).
  */
 export function matchesQuery(summary: Pick<AgentSummary, 'searchName' | 'searchDescription'>, q: string): boolean {
   return summary.searchName.includes(q) || summary.searchDescription.includes(q);
 }
 
 /**
- * One page of the user's Agents, newest first (CONTRACT §6). Without `q` the page is read
- * from a sorted index (cost grows with the page, not with the number of Agents); with `q`,
- * from the repository's search index (cost grows with the candidates q's trigrams leave).
+ * One page of the user's Agents, newest first (docs/api/agents.md#list-and-search). Without `q` the
+ * page is read from a sorted index (cost grows with the page, not with the number of Agents); with
+ * `q`, from the repository's search index (cost grows with the candidates q's trigrams leave).
  */
 export async function listAgents(repo: AgentRepo, scope: Scope, request: ListRequest): Promise<AgentPage> {
   const page = request.page ?? 1;

@@ -23,7 +23,7 @@ export interface AgentsOptions {
   knowledge: KnowledgeStore;
   /** Configs kept per Agent beyond which the oldest unpinned ones are deleted. */
   retention: number;
-  /** MAX_AGENTS (CONTRACT §14): the most Agents one user may have; unset: no limit. */
+  /** MAX_AGENTS (docs/api/usage.md#quotas): the most Agents one user may have; unset: no limit. */
   maxAgents?: number | undefined;
   clock?: Clock;
 }
@@ -31,7 +31,7 @@ export interface AgentsOptions {
 /** CreateAgent's idempotency key: like CreateChat's, 1–200 characters. */
 export const AGENT_IDEMPOTENCY_KEY_MAX = 200;
 
-/** Agents and their immutable configurations (CONTRACT §6), over a repository. */
+/** Agents and their immutable configurations (docs/api/agents.md), over a repository. */
 export class Agents {
   readonly #repo: AgentRepo;
   readonly #projects: ProjectDirectory;
@@ -49,7 +49,7 @@ export class Agents {
     this.#now = options.clock ?? (() => new Date());
   }
 
-  /** The user's Agents against MAX_AGENTS (CONTRACT §14 usage); limit 0: none. */
+  /** The user's Agents against MAX_AGENTS (docs/api/usage.md#usage); limit 0: none. */
   async usage(scope: Scope): Promise<{ count: number; limit: number }> {
     return { count: await this.#repo.count(scope.userId), limit: this.#maxAgents ?? 0 };
   }
@@ -103,9 +103,9 @@ export class Agents {
   }
 
   /**
-   * CONTRACT §6, in this order: (1) nothing submitted differs from the current config → it,
-   * unchanged; (2) a stale `baseConfigId` → STALE_AGENT_CONFIG; (3) a new config becomes current
-   * in one compare-and-set, so of concurrent updates on one base exactly one wins.
+   * docs/api/agents.md#update, in this order: (1) nothing submitted differs from the current config
+   * → it, unchanged; (2) a stale `baseConfigId` → STALE_AGENT_CONFIG; (3) a new config becomes
+   * current in one compare-and-set, so of concurrent updates on one base exactly one wins.
    * Submitted knowledge files are copied first and compared in stored form: the same paths
    * with the same bytes are unchanged, the same paths with new bytes are a change.
    */

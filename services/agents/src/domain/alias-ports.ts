@@ -1,4 +1,4 @@
-/** An alias: a name that points at one configuration of an Agent (CONTRACT §12). */
+/** An alias: a name that points at one configuration of an Agent (docs/api/agents.md#aliases). */
 export interface AliasRecord {
   alias: string;
   agentId: string;

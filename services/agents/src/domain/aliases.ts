@@ -5,7 +5,7 @@ import { isId } from './ids.js';
 import type { AgentConfig, Clock, Scope } from './ports.js';
 import { charCount, hasLoneSurrogate } from './text.js';
 
-/** Alias names (CONTRACT §12): 1–64 of a–z 0–9 - _, starting with a letter or digit. */
+/** Alias names (docs/api/agents.md#aliases): 1–64 of a–z 0–9 - _, starting with a letter or digit. */
 export const ALIAS_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const ALIAS_DESCRIPTION_MAX = 1_000;
 
@@ -15,7 +15,7 @@ export interface PutAliasInput {
   ifMatch?: string | undefined;
 }
 
-/** Aliases of an Agent: named pointers at its configs, moved by compare-and-set (CONTRACT §12). */
+/** Aliases of an Agent: named pointers at its configs, moved by compare-and-set (docs/api/agents.md#aliases). */
 export class Aliases {
   readonly #repo: AliasRepo;
   readonly #agents: Agents;

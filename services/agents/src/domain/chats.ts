@@ -9,7 +9,7 @@ export const DEFAULT_CHAT_TITLE = 'New chat';
 export const CHAT_TITLE_MAX = 200;
 export const IDEMPOTENCY_KEY_MAX = 200;
 
-/** Chats of an Agent (CONTRACT §7): each pins the config that was current when it started. */
+/** Chats of an Agent (docs/api/automations.md#chats): each pins the config that was current when it started. */
 export class Chats {
   readonly #repo: AgentRepo;
   readonly #agents: Agents;

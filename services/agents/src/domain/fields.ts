@@ -12,8 +12,9 @@ export interface KnowledgeRequest {
 }
 
 /**
- * A knowledge file as stored (CONTRACT §7): its bytes were copied into storage owned by the
- * Agent when the config was written, so the config pins this exact content.
+ * A knowledge file as stored (docs/api/agents.md#knowledge): its bytes were pinned for the Agent (a
+ * reference to the immutable object) when the config was written, so the config pins this exact
+ * content.
  */
 export interface KnowledgeFile {
   path: string;
@@ -25,7 +26,7 @@ export interface KnowledgeFile {
 /** A connector: any JSON object with a string `type`. */
 export type Connector = { type: string } & Record<string, unknown>;
 
-/** The editable fields of a configuration (CONTRACT §6), as stored. */
+/** The editable fields of a configuration (docs/api/agents.md#editable-fields), as stored. */
 export interface EditableFields {
   name: string;
   description: string;
@@ -153,9 +154,9 @@ const CHECK: Checkers = {
 };
 
 /**
- * Checks the submitted fields against CONTRACT §6 and returns them in stored form (name
- * trimmed), except knowledge files, which are stored once copied. Fields left out stay out.
- * Throws INVALID_ARGUMENT naming the first bad field.
+ * Checks the submitted fields against docs/api/agents.md#editable-fields and returns them in stored
+ * form (name trimmed), except knowledge files, which are stored once copied. Fields left out stay
+ * out. Throws INVALID_ARGUMENT naming the first bad field.
  */
 export function checkFields(input: FieldsInput): Partial<SubmittedFields> {
   const out: Partial<Record<keyof EditableFields, unknown>> = {};

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 export type IdPrefix = 'agt' | 'cfg' | 'cht';
 
-/** `agt_` / `cfg_` / `cht_` + 32 lowercase hex of 128 random bits (CONTRACT §6). */
+/** `agt_` / `cfg_` / `cht_` + 32 lowercase hex of 128 random bits (docs/api/agents.md#identifiers). */
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBytes(16).toString('hex')}`;
 }

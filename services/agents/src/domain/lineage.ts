@@ -3,7 +3,7 @@ import { charCount, hasLoneSurrogate } from './text.js';
 
 export const CHANGE_NOTE_MAX = 1_000;
 
-/** What a configuration carries besides its content (CONTRACT §12): not part of contentDigest. */
+/** What a configuration carries besides its content (docs/api/agents.md#change-notes-and-lineage): not part of contentDigest. */
 export interface Lineage {
   /** Why the config was made; "" by default. */
   changeNote: string;

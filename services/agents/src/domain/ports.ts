@@ -42,7 +42,7 @@ export interface ChatRecord {
   title: string;
   createdAt: string;
   updatedAt: string;
-  /** The alias the chat was started through (CONTRACT §12); null or absent for none. */
+  /** The alias the chat was started through (docs/api/agents.md#aliases); null or absent for none. */
   alias?: string | null;
 }
 
@@ -136,7 +136,7 @@ export interface ProjectDirectory {
   resolve(scope: Scope, name: string): Promise<string>;
 }
 
-/** The Agents' knowledge copies, as the files service keeps them (CONTRACT §7). */
+/** The Agents' knowledge copies, as the files service keeps them (docs/api/agents.md#knowledge). */
 export interface KnowledgeStore {
   /**
    * Copies the user's workspace files at `paths` into storage owned by the Agent (content-
@@ -150,7 +150,7 @@ export interface KnowledgeStore {
   unpinAll(scope: Scope, agentId: string): Promise<void>;
 }
 
-/** Knowledge bytes PUT to a staged upload of the files service (an import, CONTRACT §12). */
+/** Knowledge bytes PUT to a staged upload of the files service (an import, docs/api/agents.md#import). */
 export interface StagedKnowledge {
   uploadId: string;
   sha256: string;

@@ -11,8 +11,8 @@ export function hasLoneSurrogate(value: string): boolean {
 }
 
 /**
- * How names, descriptions and search queries are compared (CONTRACT §6): Unicode NFKC, trimmed,
- * inner white space collapsed to one space, lower case.
+ * How names, descriptions and search queries are compared (docs/api/agents.md#normalized-name):
+ * Unicode NFKC, trimmed, inner white space collapsed to one space, lower case.
  */
 export function normalizeText(value: string): string {
   return value.normalize('NFKC').trim().replace(/\s+/gu, ' ').toLowerCase();

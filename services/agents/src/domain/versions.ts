@@ -15,7 +15,7 @@ export interface VersionDiff {
   operations: PatchOperation[];
 }
 
-/** One configuration by id, and diffs between two (CONTRACT §12). */
+/** One configuration by id, and diffs between two (docs/api/agents.md#diffs). */
 export class Versions {
   readonly #repo: AgentRepo;
   readonly #aliases: AliasRepo;

@@ -17,7 +17,7 @@ function scopeOf(ctx: CallContext): Scope {
   return { userId: requireUser(ctx), requestId: ctx.requestId, signal: ctx.signal };
 }
 
-/** CONTRACT §12: one version, diffs, aliases and the export document. */
+/** One version, diffs, aliases and the export document (docs/api/agents.md). */
 export function versionsHandlers(deps: { agents: Agents; versions: Versions; aliases: Aliases; exporter: AgentExport; importer: AgentImport }): Pick<Handlers, Keys> {
   const { agents, versions, aliases, exporter, importer } = deps;
   return {

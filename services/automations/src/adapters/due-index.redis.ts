@@ -65,7 +65,7 @@ export interface RunData {
   cron: string;
   timezone: string;
   createdAt: string;
-  /** The alias runs go through (CONTRACT §12), resolved by the agents service at each run. */
+  /** The alias runs go through (docs/api/automations.md#aliases-in-runs), resolved by the agents service at each run. */
   alias?: string | null;
 }
 

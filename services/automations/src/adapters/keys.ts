@@ -54,7 +54,8 @@ export function triggerOwnerKey(triggerId: string): string {
 /**
  * Stores a record and indexes it under its Agent unless the Agent is tombstoned (a tombstone
  * that has expired no longer counts, even before it is trimmed) or already has `max` of them
- * (the per-Agent count quota, CONTRACT §14: checked in the same step, so it holds under concurrency).
+ * (the per-Agent count quota, docs/api/usage.md#quotas: checked in the same step, so it holds under
+ * concurrency).
  * KEYS: record, Agent index, tombstones. ARGV: agentId, record JSON, createdAt (ms), id, max (0: none).
  * Returns {1, count} when stored, {0, 0} when the Agent is tombstoned, {-1, count} at the quota.
  */

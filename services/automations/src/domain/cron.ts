@@ -37,9 +37,9 @@ function compile(spec: CronSpec): Cron {
 }
 
 /**
- * Validates a schedule (CONTRACT §7): exactly five fields (minute hour day-of-month month
- * day-of-week; no seconds, years or `@daily` nicknames), an IANA zone, and at least one future
- * run. White space between fields is normalized to one space.
+ * Validates a schedule (docs/api/automations.md#cron): exactly five fields (minute hour
+ * day-of-month month day-of-week; no seconds, years or `@daily` nicknames), an IANA zone, and at
+ * least one future run. White space between fields is normalized to one space.
  */
 export function parseCronSpec(cron: string, timezone: string, now: Date): CronSpec {
   const fields = cron.trim().split(/\s+/);

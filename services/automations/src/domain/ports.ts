@@ -6,7 +6,7 @@ export interface ScheduleRecord {
   timezone: string;
   enabled: boolean;
   createdAt: string;
-  /** Runs start chats on the config this alias names at run time (CONTRACT §12); null: the current one. */
+  /** Runs start chats on the config this alias names at run time (docs/api/automations.md#aliases-in-runs); null: the current one. */
   alias?: string | null;
 }
 
@@ -93,7 +93,7 @@ export interface TriggerRecord {
   agentId: string;
   name: string;
   createdAt: string;
-  /** Calls start chats on the config this alias names at call time (CONTRACT §12); null: the current one. */
+  /** Calls start chats on the config this alias names at call time (docs/api/automations.md#aliases-in-runs); null: the current one. */
   alias?: string | null;
 }
 

@@ -9,21 +9,21 @@ export interface ScheduleInput {
   timezone?: string | undefined;
   /** Default true. */
   enabled?: boolean | undefined;
-  /** Runs go through this alias of the Agent (CONTRACT §12). */
+  /** Runs go through this alias of the Agent (docs/api/automations.md#aliases-in-runs). */
   alias?: string | undefined;
 }
 
 /** The Agent list asks for one page at a time (at most 100); anything larger is a bug or abuse. */
 const MAX_SUMMARY_AGENTS = 1_000;
 
-/** Schedules of an Agent (CONTRACT §7): create, list, delete, and the list's summary. */
+/** Schedules of an Agent (docs/api/automations.md#schedules): create, list, delete, and the list's summary. */
 export class Schedules {
   readonly #repo: ScheduleRepo;
   readonly #agents: AgentDirectory;
   readonly #clock: Clock;
   readonly #max: number | undefined;
 
-  /** `maxPerAgent`: MAX_SCHEDULES_PER_AGENT (CONTRACT §14); unset: no limit. */
+  /** `maxPerAgent`: MAX_SCHEDULES_PER_AGENT (docs/api/usage.md#quotas); unset: no limit. */
   constructor(deps: { repo: ScheduleRepo; agents: AgentDirectory; clock?: Clock; maxPerAgent?: number | undefined }) {
     this.#repo = deps.repo;
     this.#agents = deps.agents;

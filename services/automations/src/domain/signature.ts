@@ -5,7 +5,8 @@ const HEX_DIGEST = /^[0-9a-fA-F]{64}$/;
 
 /**
  * A new webhook secret: `whsec_` + 32 random bytes in base64url. The prefix lets secret scanners
- * recognise a leaked one; the whole string is the HMAC key (its UTF-8 bytes, CONTRACT §7).
+ * recognise a leaked one; the whole string is the HMAC key (its UTF-8 bytes,
+ * docs/api/automations.md#calling-a-hook).
  */
 export function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64url')}`;

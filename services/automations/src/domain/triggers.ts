@@ -4,10 +4,10 @@ import { isId, newId } from './ids.js';
 import type { AgentDirectory, Clock, SecretBox, Scope, TriggerRecord, TriggerRepo } from './ports.js';
 import { newSecret, verifySignature } from './signature.js';
 
-/** Contract §7 says nothing of a limit; 200 characters keeps names display-sized. */
+/** Trigger names are at most 200 characters (docs/api/automations.md#webhook-triggers): that keeps them display-sized. */
 export const TRIGGER_NAME_MAX = 200;
 
-/** Webhook triggers of an Agent (CONTRACT §7): create (secret shown once), list, delete, fire. */
+/** Webhook triggers of an Agent (docs/api/automations.md#webhook-triggers): create (secret shown once), list, delete, fire. */
 export class Triggers {
   readonly #repo: TriggerRepo;
   readonly #agents: AgentDirectory;
@@ -17,8 +17,9 @@ export class Triggers {
   readonly #onAliasGone: (run: { triggerId: string; agentId: string; alias: string }) => void;
 
   /**
-   * `maxPerAgent`: MAX_TRIGGERS_PER_AGENT (CONTRACT §14); unset: no limit. `onAliasGone`: told of
-   * each call that started no chat because the trigger's alias is gone (for logs and metrics).
+   * `maxPerAgent`: MAX_TRIGGERS_PER_AGENT (docs/api/usage.md#quotas); unset: no limit.
+   * `onAliasGone`: told of each call that started no chat because the trigger's alias is gone (for
+   * logs and metrics).
    */
   constructor(deps: {
     repo: TriggerRepo;

@@ -11,17 +11,17 @@
  *                       a directory exists while its set does
  *   P refs       HASH   object key → how many entries, records and pins reference it
  *   P sz         HASH   object key → its bytes, while referenced
- *   P used       STRING bytes of every referenced object, each once (CONTRACT §14's byte quota)
+ *   P used       STRING bytes of every referenced object, each once (docs/api/usage.md#byte-quota)
  *   P ks / sk    HASH   object key → its sha256, and sha256 → a referenced object of those bytes:
  *                       an upload of bytes the user already has shares them (stored and counted once)
  *   P gc         ZSET   object key → when nothing referenced it any more (the sweeper's work)
- *   P log        STREAM the user's changes (CONTRACT §10), trimmed to what must be kept
+ *   P log        STREAM the user's changes (docs/api/files.md#changes), trimmed to what must be kept
  *   P up / upx   HASH / ZSET   uploads in flight: id → record, id → expiry
  *   P rsv / rsvt HASH / STRING bytes reserved against the quota by uploads in flight (as
  *                       their bytes stream, before they reach the store): id → bytes, and the sum
  *   P kn:<agent> HASH   sha256 → object key: an Agent's pinned knowledge
  *   P knx        SET    Agents whose knowledge was removed (a late pin must not bring it back)
- *   P h:<path>   LIST   the path's history (CONTRACT §11), newest first, at most KEEP_REVS
+ *   P h:<path>   LIST   the path's history (docs/api/files.md#revisions), newest first, at most KEEP_REVS
  *                       records "revision|deleted|mtimeMs|size|sha256|objectKey|recordedAt|last":
  *                       every write onto the path (commit, overwrite, copy or move onto it,
  *                       restore) pushes its content; a delete pushes a deletion (deleted = 1,

@@ -71,13 +71,13 @@ export interface RedisFileIndexOptions {
   redis: RedisClient;
   keys: IndexKeys;
   outbox: RedisOutbox;
-  /** Changes kept at least, per user (CONTRACT §10: 100,000). */
+  /** Changes kept at least, per user (docs/api/files.md#changes: 100,000). */
   keepChanges?: number;
-  /** Age of changes kept at least (CONTRACT §10: 7 days). */
+  /** Age of changes kept at least (docs/api/files.md#changes: 7 days). */
   keepChangesMs?: number;
-  /** Records kept in each path's history, the current file's included (CONTRACT §11: FILE_REVISIONS, 100). */
+  /** Records kept in each path's history, the current file's included (docs/api/files.md#retention: FILE_REVISIONS, 100). */
   keepRevisions?: number;
-  /** How long a record is kept once it stopped being current (CONTRACT §11: FILE_REVISION_DAYS, 30 days). */
+  /** How long a record is kept once it stopped being current (docs/api/files.md#retention: FILE_REVISION_DAYS, 30 days). */
   retentionMs?: number;
   clock?: () => number;
 }
@@ -152,7 +152,7 @@ export class RedisFileIndex implements FileIndex {
     return { kind: reply[1] as 'file' | 'directory' };
   }
 
-  /** Deletes for good: the file or tree at `path` with its histories and trash (CONTRACT §11 permanent). */
+  /** Deletes for good: the file or tree at `path` with its histories and trash (docs/api/files.md#permanent-delete). */
   async purge(userId: string, path: string, recursive: boolean, event: string): Promise<{ kind: 'file' | 'directory' | 'history' }> {
     const reply = await this.#write(userId, 'fsPurge', [path, recursive ? '1' : '0', event, userId]);
     refusal(reply);

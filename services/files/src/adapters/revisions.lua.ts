@@ -1,7 +1,8 @@
 /**
  * The Lua of revisions, the trash, restores, permanent deletes, retention by age and usage
- * (CONTRACT §11, §14), on the index's prelude and key layout (see index.lua.ts): histories
- * `P h:<path>`, `P hx`, `P ho`, the trash `P t`, usage `P sz` / `P used`.
+ * (docs/api/files.md#revisions, docs/api/usage.md#byte-quota), on the index's prelude and key
+ * layout (see index.lua.ts): histories `P h:<path>`, `P hx`, `P ho`, the trash `P t`, usage `P sz`
+ * / `P used`.
  */
 import { PRELUDE } from './index.lua.js';
 
@@ -128,10 +129,10 @@ return { 'OK', restored, kind }
 `;
 
 /**
- * Deletes for good (CONTRACT §11 permanent): the file at a path, or with recursive everything at
- * or below it — current files, the trash and every history — so their bytes are unreachable at
- * once and queued as garbage due now (the sweeper removes them at its next round, whatever the
- * grace). ARGV[7] path, [8] '1' for recursive, [9] event template, [10] user id.
+ * Deletes for good (docs/api/files.md#permanent-delete): the file at a path, or with recursive
+ * everything at or below it — current files, the trash and every history — so their bytes are
+ * unreachable at once and queued as garbage due now (the sweeper removes them at its next round,
+ * whatever the grace). ARGV[7] path, [8] '1' for recursive, [9] event template, [10] user id.
  * → {'OK', 'file'|'directory'|'history', files removed} or {code, path}.
  */
 export const PURGE = `${PRELUDE}
@@ -185,10 +186,11 @@ return { 'OK', 'directory', removed }
 `;
 
 /**
- * Retention by age (CONTRACT §11, FILE_REVISION_DAYS): drops the records that stopped being
- * current before the cutoff, oldest first — a record stops being current when the next one is
- * pushed; the last record of a path that holds no file when it was pushed (a deletion), or when
- * its file or a folder above it moved away (P mv); the current file's never. A path left without records leaves the trash.
+ * Retention by age (docs/api/files.md#retention, FILE_REVISION_DAYS): drops the records that
+ * stopped being current before the cutoff, oldest first — a record stops being current when the
+ * next one is pushed; the last record of a path that holds no file when it was pushed (a deletion),
+ * or when its file or a folder above it moved away (P mv); the current file's never. A path left
+ * without records leaves the trash.
  * ARGV[7] cutoff (ms), [8] most paths to look at.
  * → {records dropped, the earliest path's score ('' for none), 1 when paths are left to look at}.
  */

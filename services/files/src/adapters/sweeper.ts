@@ -35,9 +35,9 @@ export interface SweeperOptions {
 }
 
 /**
- * Reclaims bytes: revisions and trashed files past their retention (CONTRACT §11), objects that
- * no entry, record or pin references any more (after a grace period), and uploads that were
- * neither committed nor aborted in time (a crash, a client gone). Every
+ * Reclaims bytes: revisions and trashed files past their retention (docs/api/files.md#retention),
+ * objects that no entry, record or pin references any more (after a grace period), and uploads that
+ * were neither committed nor aborted in time (a crash, a client gone). Every
  * replica sweeps; each item is claimed atomically first, so exactly one deletes it, and the
  * claim comes before the deletion, so a late commit of an expired upload fails instead of
  * pointing at deleted bytes.

@@ -10,7 +10,7 @@ const SCAN_STEP = 1_000;
 /** A call gives up scanning after this many changes that are not under its path (and says hasMore). */
 const SCAN_BUDGET = 50_000;
 
-/** A change as the API shows it (CONTRACT §10). */
+/** A change as the API shows it (docs/api/files.md#changes). */
 export interface Change {
   type: 'created' | 'updated' | 'deleted' | 'moved';
   kind: 'file' | 'directory';
@@ -22,8 +22,8 @@ export interface Change {
 }
 
 /**
- * The changes feed of one user's workspace (CONTRACT §10): a position in the user's log,
- * scoped to a path. Every committed change appears once after any cursor taken before it, in
+ * The changes feed of one user's workspace (docs/api/files.md#changes): a position in the user's
+ * log, scoped to a path. Every committed change appears once after any cursor taken before it, in
  * commit order, because the log is appended in the same atomic step as the change.
  */
 export class Changes {

@@ -2,9 +2,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { errors } from '@workspace/platform';
 
 /**
- * Opaque, tamper-evident cursors (CONTRACT §10): the position and what it was issued for, with
- * an HMAC over both and the user, so a cursor that was altered, made up, or issued for another
- * path, listing or user is refused. The key is shared by every replica.
+ * Opaque, tamper-evident cursors (docs/api/files.md#paging, docs/api/files.md#changes): the
+ * position and what it was issued for, with an HMAC over both and the user, so a cursor that was
+ * altered, made up, or issued for another path, listing or user is refused. The key is shared by
+ * every replica.
  */
 export class Cursors {
   readonly #key: Buffer;

@@ -32,8 +32,9 @@ export function decodeEntry(raw: string): IndexEntry {
 }
 
 /**
- * One record of a path's history (CONTRACT §11): a revision of its content, or a deletion that
- * carries the last content (what a restore brings back), so a trashed file needs nothing else.
+ * One record of a path's history (docs/api/files.md#revisions): a revision of its content, or a
+ * deletion that carries the last content (what a restore brings back), so a trashed file needs
+ * nothing else.
  */
 export interface HistoryRecord {
   revision: string;
@@ -85,8 +86,8 @@ export function directoryEntry(path: string): Entry {
 }
 
 /**
- * A listed path as the HTTP API's JSON entry (CONTRACT §5): `{path, name, type}`, plus the stats
- * of a file when asked. Rendered here, once, straight from the index entry: a listing of
+ * A listed path as the HTTP API's JSON entry (docs/api/files.md#list): `{path, name, type}`, plus
+ * the stats of a file when asked. Rendered here, once, straight from the index entry: a listing of
  * 10,000 files makes 10,000 strings, not objects to be encoded field by field by each process
  * it passes.
  */

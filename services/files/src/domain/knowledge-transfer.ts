@@ -22,12 +22,12 @@ export interface KnowledgeTransferIndex {
 }
 
 /**
- * Knowledge bytes for an Agent's export and import (CONTRACT §12). Bytes never cross gRPC: an
- * export gets presigned GETs of the pinned objects; an import gets pending uploads (presigned
- * PUTs) whose sizes are reserved against the byte quota before a byte is sent, and pins them
- * once they hold the bytes (the pin settles the reservation). Pending uploads that are never
- * pinned expire like any upload: their reservation is given back and the sweeper removes
- * their bytes.
+ * Knowledge bytes for an Agent's export and import (docs/api/agents.md#export,
+ * docs/api/agents.md#import). Bytes never cross gRPC: an export gets presigned GETs of the pinned
+ * objects; an import gets pending uploads (presigned PUTs) whose sizes are reserved against the
+ * byte quota before a byte is sent, and pins them once they hold the bytes (the pin settles the
+ * reservation). Pending uploads that are never pinned expire like any upload: their reservation is
+ * given back and the sweeper removes their bytes.
  */
 export class KnowledgeTransfer {
   readonly #index: KnowledgeTransferIndex;

@@ -3,7 +3,7 @@ import { mimeTypeOf, lastSegment } from './entries.js';
 import { parsePath } from './paths.js';
 import type { FileIndex } from './ports.js';
 
-/** A knowledge file as an Agent's configuration stores it (CONTRACT §7). */
+/** A knowledge file as an Agent's configuration stores it (docs/api/agents.md#knowledge). */
 export interface PinnedFile {
   path: string;
   size: number;

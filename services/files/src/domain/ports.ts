@@ -116,7 +116,7 @@ export interface BlobStore {
   list(prefix: string): AsyncIterable<{ key: string; size: number; lastModified: Date }>;
 }
 
-/** The user's changes feed (CONTRACT §10). */
+/** The user's changes feed (docs/api/files.md#changes). */
 export interface ChangesLog {
   /** The id of the latest change, or '0-0'. */
   latest(userId: string): Promise<string>;

@@ -4,7 +4,7 @@ import { eventTemplate } from './events.js';
 import { parsePath, ROOT, type WorkspacePath } from './paths.js';
 import type { FileIndex } from './ports.js';
 
-/** A revisions listing holds at most this many, newest first (CONTRACT §11). */
+/** A revisions listing holds at most this many, newest first (docs/api/files.md#revisions). */
 export const MAX_REVISIONS_LISTED = 100;
 const REVISION = /^rev_[0-9a-f]{32}$/;
 
@@ -44,9 +44,9 @@ export async function revisionContent(index: FileIndex, userId: string, path: Wo
 }
 
 /**
- * Undo for the workspace (CONTRACT §11): every write of a path is a revision in its history and
- * every delete a deletion, all in the index and all pointing at immutable bytes, so nothing is
- * stored twice. Restores are writes: a new revision, a change in the feed and an event.
+ * Undo for the workspace (docs/api/files.md#revisions): every write of a path is a revision in its
+ * history and every delete a deletion, all in the index and all pointing at immutable bytes, so
+ * nothing is stored twice. Restores are writes: a new revision, a change in the feed and an event.
  */
 export class Revisions {
   readonly #index: FileIndex;

@@ -36,7 +36,7 @@ export interface UploadsOptions {
   partSize: number;
   /** How long an upload may go without asking for parts before the sweeper drops it. */
   pendingMs: number;
-  /** CONTRACT §14 FILE_QUOTA_BYTES: the bytes a user's objects may take, each once (0: no quota). */
+  /** FILE_QUOTA_BYTES (docs/api/usage.md#byte-quota): the bytes a user's objects may take, each once (0: no quota). */
   quotaBytes?: number;
   clock?: () => number;
 }
@@ -53,9 +53,9 @@ export function newObjectKey(userId: string): string {
 }
 
 /**
- * Storing files (CONTRACT §5). The bytes go to a fresh object by presigned URLs (the caller
- * streams them); the file appears only at the commit, one atomic step of the index that checks
- * the path rules again, so a failed, aborted or refused upload leaves nothing visible, an
+ * Storing files (docs/api/files.md#upload). The bytes go to a fresh object by presigned URLs (the
+ * caller streams them); the file appears only at the commit, one atomic step of the index that
+ * checks the path rules again, so a failed, aborted or refused upload leaves nothing visible, an
  * overwrite keeps the old content whole until then, and of concurrent `error` uploads to one
  * new path exactly one wins. Every upload is recorded as pending until its commit or abort, so
  * the sweeper removes what a crash left behind.
@@ -213,7 +213,7 @@ export class Uploads {
     return upload;
   }
 
-  /** What the user's files take against the byte quota (CONTRACT §14 usage). */
+  /** What the user's files take against the byte quota (docs/api/usage.md#usage). */
   async usage(userId: string): Promise<{ count: number; bytes: number; quotaBytes: number }> {
     return { ...(await this.#o.index.usage(userId)), quotaBytes: this.#o.quotaBytes };
   }
@@ -223,7 +223,7 @@ export class Uploads {
     return Math.max(60, Math.ceil(this.#o.pendingMs / 1000));
   }
 
-  /** CONTRACT §5: no path → /files/<filename>; `dir/` or an existing directory → <dir>/<filename>; else the path itself. */
+  /** docs/api/files.md#upload: no path → /files/<filename>; `dir/` or an existing directory → <dir>/<filename>; else the path itself. */
   async #destination(userId: string, input: UploadInput): Promise<WorkspacePath> {
     const named = (dir: WorkspacePath) => {
       if (input.filename === '') throw errors.invalidArgument('the file part needs a filename unless path names the file', 'file');

@@ -16,7 +16,7 @@ export interface ExportItem {
   modifiedAt: Date;
 }
 
-/** Listing pages (CONTRACT §10): 1,000 entries unless asked otherwise, at most 10,000. */
+/** Listing pages (docs/api/files.md#paging): 1,000 entries unless asked otherwise, at most 10,000. */
 export const DEFAULT_PAGE = 1_000;
 export const MAX_PAGE = 10_000;
 /**
@@ -41,7 +41,7 @@ export interface ListResult {
 }
 
 /**
- * Reading, listing, deleting, moving and copying one user's files (CONTRACT §3, §5, §10), all
+ * Reading, listing, deleting, moving and copying one user's files (docs/api/files.md), all
  * on the metadata index: the object store is touched only to read bytes.
  */
 export class Workspace {
@@ -61,7 +61,7 @@ export class Workspace {
 
   /**
    * Every entry under `rawPath` (or the one entry of a file), in byte order, as of one state of
-   * the tree: a listing never sees half of a move, however long (CONTRACT §10).
+   * the tree: a listing never sees half of a move, however long (docs/api/files.md#move-and-copy).
    */
   async list(userId: string, rawPath: string, recursive: boolean): Promise<ListResult> {
     const path = parsePath(rawPath);
@@ -70,7 +70,7 @@ export class Workspace {
     return { path: path.path, entries: found.entries };
   }
 
-  /** One page of at most `limit` entries after the cursor's position (CONTRACT §10). */
+  /** One page of at most `limit` entries after the cursor's position (docs/api/files.md#paging). */
   async listPage(userId: string, rawPath: string, recursive: boolean, limit: number, cursor: string): Promise<ListResult> {
     const path = parsePath(rawPath);
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw errors.invalidArgument(`limit must be 1 to ${MAX_PAGE}`, 'limit');
@@ -84,7 +84,8 @@ export class Workspace {
 
   /**
    * One file's metadata: IS_A_DIRECTORY for a directory (the root too), else FILE_NOT_FOUND. With
-   * `revision`, that revision's (CONTRACT §11), whatever is at the path now: REVISION_NOT_FOUND.
+   * `revision`, that revision's (docs/api/files.md#revisions), whatever is at the path now:
+   * REVISION_NOT_FOUND.
    */
   async stat(userId: string, rawPath: string, revision = ''): Promise<FileEntry & { key: string }> {
     const path = parsePath(rawPath);
@@ -111,7 +112,8 @@ export class Workspace {
 
   /**
    * Deletes a file, or a directory with everything below it when `recursive`: into the trash
-   * (CONTRACT §11), or with `permanent` for good, with every revision and trashed file there.
+   * (docs/api/files.md#trash), or with `permanent` for good, with every revision and trashed file
+   * there.
    */
   async delete(userId: string, rawPath: string, recursive: boolean, permanent = false): Promise<{ path: string }> {
     const path = parsePath(rawPath);
@@ -183,8 +185,8 @@ export class Workspace {
 }
 
 /**
- * `<dir>/<stem>-<uuid>.<ext>` beside `path` (CONTRACT §5): new by construction. '' when the
- * name leaves no room for the suffix (the index refuses the uuid case then).
+ * `<dir>/<stem>-<uuid>.<ext>` beside `path` (docs/api/files.md#upload): new by construction. ''
+ * when the name leaves no room for the suffix (the index refuses the uuid case then).
  */
 export function uuidSibling(path: WorkspacePath): string {
   try {

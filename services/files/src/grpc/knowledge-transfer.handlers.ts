@@ -4,7 +4,7 @@ import type { KnowledgeTransfer } from '../domain/knowledge-transfer.js';
 
 type Keys = 'openKnowledge' | 'stageKnowledge' | 'pinStagedKnowledge';
 
-/** Knowledge bytes in and out of an Agent, for export and import (CONTRACT §12). */
+/** Knowledge bytes in and out of an Agent, for export and import (docs/api/agents.md#export, docs/api/agents.md#import). */
 export function knowledgeTransferHandlers(transfer: KnowledgeTransfer): Pick<AsyncService<typeof FilesServiceService>, Keys> {
   return {
     openKnowledge: async (req, ctx) => ({ urls: await transfer.open(requireUser(ctx), req.agentId, req.sha256) }),

@@ -34,9 +34,9 @@ const SUB_MAX_CODE_POINTS = 256;
 const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*) *$/i;
 
 /**
- * Builds the token check of CONTRACT §2: the key from a JWKS URL, else a PEM public key, else
- * an HS256 secret (its UTF-8 bytes); issuer and audience when configured; exp and nbf with
- * 30 s tolerance; `sub` of 1–256 Unicode code points, exactly as sent, is the user.
+ * Builds the token check of docs/api/conventions.md#authentication: the key from a JWKS URL, else a
+ * PEM public key, else an HS256 secret (its UTF-8 bytes); issuer and audience when configured; exp
+ * and nbf with 30 s tolerance; `sub` of 1–256 Unicode code points, exactly as sent, is the user.
  */
 export function createVerifier(options: AuthOptions, clock: () => number = Date.now): Verifier {
   let key: RemoteKeySet['getKey'] | KeyObject | Uint8Array;

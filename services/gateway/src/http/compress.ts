@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 
 /** JSON and the API reference's text (openapi.json, docs assets); bytes of files never. */
 const COMPRESSIBLE = /^(application\/(json|[\w.+-]+\+json|javascript)|text\/(html|css|javascript))\b/i;
-/** CONTRACT §15: responses over 1 KiB. */
+/** docs/api/conventions.md#compression: responses over 1 KiB. */
 const THRESHOLD_BYTES = 1024;
 
 /**

@@ -54,11 +54,12 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const PREFLIGHT_MAX_AGE_S = 600;
 
 /**
- * CORS for the origins listed in CORS_ORIGINS (CONTRACT §15), on every route, errors included:
- * a preflight from one of them is answered 204 here, before authentication (browsers send no
- * credentials with it). Any other origin gets no CORS header at all, so the browser refuses
- * the response; its preflight falls through to the routes (405, or tus's own OPTIONS).
- * Credentials are bearer tokens, never cookies, so `Access-Control-Allow-Credentials` is not sent.
+ * CORS for the origins listed in CORS_ORIGINS (docs/api/conventions.md#cors), on every route,
+ * errors included: a preflight from one of them is answered 204 here, before authentication
+ * (browsers send no credentials with it). Any other origin gets no CORS header at all, so the
+ * browser refuses the response; its preflight falls through to the routes (405, or tus's own
+ * OPTIONS). Credentials are bearer tokens, never cookies, so `Access-Control-Allow-Credentials` is
+ * not sent.
  */
 export function corsFor(origins: readonly string[]): RequestHandler {
   const allowed = new Set(origins.map((o) => o.replace(/\/+$/, '')));

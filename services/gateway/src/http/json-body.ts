@@ -22,10 +22,10 @@ function hasBody(req: Parameters<RequestHandler>[0]): boolean {
 }
 
 /**
- * JSON bodies of CONTRACT §1: `application/json` (UTF-8) or 415, at most 1 MiB or 413; invalid
- * UTF-8, nesting deeper than 64 levels and numbers beyond ±1.8e308 are 400 (json-guard.ts), on
- * every route. A request without a body reads as `{}` so that missing required fields are
- * reported by name.
+ * JSON bodies (docs/api/conventions.md#json): `application/json` (UTF-8) or 415, at most 1 MiB or
+ * 413; invalid UTF-8, nesting deeper than 64 levels and numbers beyond ±1.8e308 are 400
+ * (json-guard.ts), on every route. A request without a body reads as `{}` so that missing required
+ * fields are reported by name.
  */
 export const jsonBody: RequestHandler = (req, res, next) => {
   if (!hasBody(req)) {

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { AppError, errors } from '@workspace/platform';
 
-/** Objects and arrays nested deeper than this are refused before parsing (CONTRACT §1: 400). */
+/** Objects and arrays nested deeper than this are refused before parsing (docs/api/conventions.md#json: 400). */
 export const JSON_MAX_DEPTH = 64;
 
 const QUOTE = 0x22;

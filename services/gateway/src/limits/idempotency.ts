@@ -9,7 +9,7 @@ import { withTimeout } from './timeout.js';
 export interface IdempotencyOptions {
   store: IdempotencyStore;
   logger: Logger;
-  /** How long a response is replayed (CONTRACT §15: 24 h). */
+  /** How long a response is replayed (docs/api/conventions.md#idempotency: 24 h). */
   ttlMs?: number;
   /** The lock's expiry: a replica that dies mid-request holds a key at most this long. */
   lockMs?: number;
@@ -19,7 +19,7 @@ export interface IdempotencyOptions {
   timeoutMs?: number;
 }
 
-/** CONTRACT §15: 1–255 printable ASCII characters. */
+/** docs/api/conventions.md#idempotency: 1–255 printable ASCII characters. */
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 /** Headers a replay repeats; RateLimit-* and X-Request-Id belong to the repeat itself. */
 const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'cache-control'];
@@ -29,11 +29,12 @@ const MAX_STORED_BYTES = 64 * 1024;
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /**
- * `Idempotency-Key` on a creating POST (CONTRACT §15). The first request with a key takes a lock
- * in Redis and runs; its response (unless 5xx) is kept for 24 h and replayed — status, body,
- * Location/ETag — to every repeat with the same method, path and body, which creates nothing.
- * A repeat that arrives while the first runs waits for its answer; if the first replica dies,
- * its lock expires and the repeat runs. The same key with another request → 422.
+ * `Idempotency-Key` on a creating POST (docs/api/conventions.md#idempotency). The first request
+ * with a key takes a lock in Redis and runs; its response (unless 5xx) is kept for 24 h and
+ * replayed — status, body, Location/ETag — to every repeat with the same method, path and body,
+ * which creates nothing. A repeat that arrives while the first runs waits for its answer; if the
+ * first replica dies, its lock expires and the repeat runs. The same key with another request →
+ * 422.
  */
 export function idempotency(options: IdempotencyOptions): RequestHandler {
   const ttlMs = options.ttlMs ?? 24 * 3600_000;

@@ -35,9 +35,9 @@ if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1]) == 
 return 1`;
 
 /**
- * MAX_CONCURRENT_UPLOADS (CONTRACT §15) as leases in one Redis sorted set per user: a slot is
- * released when its upload's response closes — finished, failed or cut off by the client —
- * and a slot whose replica died expires with its lease.
+ * MAX_CONCURRENT_UPLOADS (docs/api/conventions.md#concurrent-uploads) as leases in one Redis sorted
+ * set per user: a slot is released when its upload's response closes — finished, failed or cut off
+ * by the client — and a slot whose replica died expires with its lease.
  */
 export class UploadSlots {
   readonly #redis: RedisClient;

@@ -26,7 +26,7 @@ function objectShape(schema: z.ZodType | undefined): Record<string, z.ZodType> {
   return schema.shape as Record<string, z.ZodType>;
 }
 
-/** Headers that limited routes send (CONTRACT §15), defined once in components.headers. */
+/** Headers that limited routes send (docs/api/conventions.md#rate-limits), defined once in components.headers. */
 const LIMIT_HEADERS: Record<string, Json> = {
   'RateLimit-Limit': { description: "The size of the caller's token bucket (RATE_LIMIT_BURST): requests that may come at once", schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'Requests that may follow at once; the bucket refills at RATE_LIMIT_PER_SECOND', schema: { type: 'integer' } },
@@ -44,7 +44,7 @@ const IDEMPOTENCY_KEY: Json = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
 };
 
-/** Every operation takes one (CONTRACT §1); defined once in components.parameters. */
+/** Every operation takes one (docs/api/conventions.md#request-ids); defined once in components.parameters. */
 const REQUEST_ID: Json = {
   name: 'X-Request-Id',
   in: 'header',

@@ -23,7 +23,7 @@ function sendAlias(res: Response, body: { configId: string } & Record<string, un
   res.status(status).json(body);
 }
 
-/** CONTRACT §12: aliases name a config of an Agent, so what runs can be promoted and rolled back. */
+/** Aliases name a config of an Agent, so what runs can be promoted and rolled back (docs/api/agents.md#aliases). */
 export function aliasRoutes(agents: AgentsClient): RouteDef[] {
   const tag = 'Agents';
   return [

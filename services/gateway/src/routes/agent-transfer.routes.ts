@@ -23,7 +23,7 @@ export interface AgentTransferDeps {
 
 export const ARCHIVE_FORMAT = 'workspace.agent/v1';
 
-/** CONTRACT §12: an Agent out as a ZIP, and back in as a new Agent. */
+/** An Agent out as a ZIP, and back in as a new Agent (docs/api/agents.md#export, docs/api/agents.md#import). */
 export function agentTransferRoutes(deps: AgentTransferDeps): RouteDef[] {
   return [exportRoute(deps), importRoute(deps)];
 }

@@ -8,7 +8,7 @@ import { defineRoute, type RouteDef } from './route.js';
 
 const BASE: ErrorCode[] = ['UNAUTHENTICATED', 'UNAVAILABLE'];
 
-/** CONTRACT §12: one configuration by id, and the JSON Patch between two. */
+/** One configuration by id, and the JSON Patch between two (docs/api/agents.md#diffs). */
 export function versionRoutes(agents: AgentsClient): RouteDef[] {
   const tag = 'Agents';
   return [

@@ -35,7 +35,7 @@ function triggerJson(t: TriggerProto) {
   return { triggerId: t.triggerId, agentId: t.agentId, name: t.name, createdAt: t.createdAt, alias: t.alias ?? null };
 }
 
-/** Schedules and webhook triggers of an Agent (CONTRACT §7), and the unauthenticated hook. */
+/** Schedules and webhook triggers of an Agent (docs/api/automations.md), and the unauthenticated hook. */
 export function automationsRoutes(automations: AutomationsClient): RouteDef[] {
   return [...scheduleRoutes(automations), ...triggerRoutes(automations), hookRoute(automations)];
 }

@@ -11,7 +11,7 @@ import type { FilesClient } from './files.routes.js';
 import type { ProjectsClient } from './projects.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
 
-/** Every project's folder (CONTRACT §4), named by the project's stored spelling. */
+/** Every project's folder (docs/api/projects.md#context-file), named by the project's stored spelling. */
 export function projectFolder(name: string): string {
   return `/files/projects/${name}`;
 }

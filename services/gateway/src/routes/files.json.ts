@@ -1,6 +1,6 @@
 import { OnConflict, type Change } from '@workspace/proto/workspace/files/v1/files';
 
-/** `onConflict` as the API spells it (CONTRACT §5, §10); its schema accepts only these keys. */
+/** `onConflict` as the API spells it (docs/api/files.md#upload, docs/api/files.md#move-and-copy); its schema accepts only these keys. */
 export const CONFLICT_MODES = {
   error: OnConflict.ON_CONFLICT_ERROR,
   overwrite: OnConflict.ON_CONFLICT_OVERWRITE,
@@ -14,7 +14,7 @@ export function conflictMode(mode: string): OnConflict | undefined {
   return Object.hasOwn(CONFLICT_MODES, mode) ? CONFLICT_MODES[mode as ConflictMode] : undefined;
 }
 
-/** A change (CONTRACT §10): `from` only for a move; `size` and `sha256` only where the service set a size. */
+/** A change (docs/api/files.md#changes): `from` only for a move; `size` and `sha256` only where the service set a size. */
 export function changeJson(c: Change) {
   return {
     type: c.type,

@@ -22,7 +22,7 @@ export interface FilesRouteDeps {
   /** Bytes go between the client and the store by presigned URL, never through gRPC. */
   store: ObjectStore;
   logger: Logger;
-  /** An upload body that sends nothing for this long fails (CONTRACT §5, UPLOAD_IDLE_TIMEOUT_MS). */
+  /** An upload body that sends nothing for this long fails (docs/api/files.md#upload, UPLOAD_IDLE_TIMEOUT_MS). */
   uploadIdleTimeoutMs: number;
 }
 
@@ -129,7 +129,7 @@ function listRoute(files: FilesClient): RouteDef {
 
 const COMMA = Buffer.from(',');
 
-/** Move and copy share body, rules and answer (CONTRACT §10); copy leaves the source. */
+/** Move and copy share body, rules and answer (docs/api/files.md#move-and-copy); copy leaves the source. */
 function moveRoute(files: FilesClient, verb: 'move' | 'copy'): RouteDef {
   const move = verb === 'move';
   return defineRoute({

@@ -24,9 +24,10 @@ function baseUrl(req: Request, publicUrl: string | undefined): string {
 }
 
 /**
- * Temporary links (CONTRACT §15): signed, never stored, pinned to the revision (and sha256) the
- * file had when the link was made, so an overwrite does not change what the link serves; once
- * retention reclaims those bytes (FILE_REVISION_DAYS, a permanent delete) the link is 404.
+ * Temporary links (docs/api/files.md#temporary-links): signed, never stored, pinned to the revision
+ * (and sha256) the file had when the link was made, so an overwrite does not change what the link
+ * serves; once retention reclaims those bytes (FILE_REVISION_DAYS, a permanent delete) the link is
+ * 404.
  */
 export function linksRoutes(deps: { files: FilesClient; store: ObjectStore; links: LinkOptions }): RouteDef[] {
   const { files, store, links } = deps;

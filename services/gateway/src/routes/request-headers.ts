@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { HeaderParam } from './route.js';
 
-/** Request headers that routes declare in `requestHeaders` (CONTRACT §6 and §5's downloads). */
+/** Request headers that routes declare in `requestHeaders` (docs/api/agents.md#update and docs/api/files.md#download). */
 
 export const IF_MATCH: HeaderParam = {
   name: 'If-Match',
@@ -48,7 +48,7 @@ export const X_SIGNATURE: HeaderParam = {
   example: 'sha256=3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a',
 };
 
-/** tus 1.0 (CONTRACT §15 resumable uploads). */
+/** tus 1.0 (docs/api/files.md#resumable-uploads). */
 export const TUS_RESUMABLE: HeaderParam = {
   name: 'Tus-Resumable',
   description: 'The tus protocol version: `1.0.0` (another or none → 412 PRECONDITION_FAILED).',

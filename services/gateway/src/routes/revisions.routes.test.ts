@@ -19,7 +19,7 @@ async function run(files: Partial<Record<keyof FilesClient, unknown>>, operation
 
 const SHA = 'ab'.repeat(32);
 
-describe('revisions routes (CONTRACT §11)', () => {
+describe('revisions routes', () => {
   it('revisions — a deletion carries no content fields; a write carries size, sha256 and mimeType', async () => {
     const client = {
       listRevisions: async () => ({

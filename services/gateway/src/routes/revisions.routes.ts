@@ -11,7 +11,7 @@ const RESTORE_DEADLINE_MS = 60_000;
 
 const COMMON_ERRORS = ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'UNAVAILABLE'] as const;
 
-/** Revisions, trash and restore (CONTRACT §11). */
+/** Revisions, trash and restore (docs/api/files.md#revisions). */
 export function revisionsRoutes(files: FilesClient): RouteDef[] {
   return [
     defineRoute({

@@ -67,8 +67,9 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
   /** Routes are authenticated unless this is false. */
   auth?: boolean;
   /**
-   * A creating POST that honours `Idempotency-Key` (CONTRACT §15): a repeat with the same key,
-   * method, path and body within 24 h gets the first response and creates nothing.
+   * A creating POST that honours `Idempotency-Key` (docs/api/conventions.md#idempotency): a repeat
+   * with the same key, method, path and body within 24 h gets the first response and creates
+   * nothing.
    */
   idempotent?: boolean;
   /** An upload: it holds one of the user's MAX_CONCURRENT_UPLOADS slots while it runs. */
@@ -105,7 +106,7 @@ export function expressPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
-/** The limits (CONTRACT §15) routes opt into; without them (unit tests) nothing is limited. */
+/** The limits (docs/api/conventions.md#rate-limits, docs/api/conventions.md#idempotency) routes opt into; without them (unit tests) nothing is limited. */
 export interface RouteGuards {
   /** Draws a request from the budget `keyOf` names (routes with `rateLimitKey`). */
   rateLimit?: (keyOf: (req: Request) => string) => RequestHandler;

@@ -14,7 +14,7 @@ function webhookJson(w: WebhookProto) {
   return { webhookId: w.webhookId, url: w.url, events: w.events, description: w.description, enabled: w.enabled, createdAt: w.createdAt };
 }
 
-/** Outbound webhooks (CONTRACT §13): subscriptions and their delivery log. */
+/** Outbound webhooks (docs/api/webhooks.md): subscriptions and their delivery log. */
 export function webhooksRoutes(webhooks: WebhooksClient): RouteDef[] {
   return [
     defineRoute({

@@ -42,7 +42,7 @@ const Connector = z
   })
   .describe('any JSON object with a string `type`; at most 8 KiB as JSON and 16 levels of objects and arrays deep (the connector is level 1)');
 
-/** The editable fields (CONTRACT §6), every one optional; create adds `name` as required. */
+/** The editable fields (docs/api/agents.md#editable-fields), every one optional; create adds `name` as required. */
 const editable = {
   name: chars(1, 100, { trim: true }).describe('1–100 characters; stored trimmed'),
   description: chars(0, 1_000).describe('default ""'),
@@ -62,7 +62,7 @@ const optionalEditable = Object.fromEntries(Object.entries(editable).map(([k, v]
   [K in keyof typeof editable]: z.ZodOptional<(typeof editable)[K]>;
 };
 
-/** Not an editable field: outside contentDigest, and a PATCH that changes nothing ignores it (CONTRACT §12). */
+/** Not an editable field: outside contentDigest, and a PATCH that changes nothing ignores it (docs/api/agents.md#change-notes-and-lineage). */
 const changeNote = chars(0, 1_000).optional().describe('why this configuration was made; default ""; at most 1,000 characters; not part of contentDigest');
 
 export const CreateAgentBody = z

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { integerQuery, timestamp } from './common.js';
 import { workspacePath } from './files.schemas.js';
 
-/** The longest a changes request may wait for a change (CONTRACT §10), in seconds. */
+/** The longest a changes request may wait for a change (docs/api/files.md#changes), in seconds. */
 export const MAX_CHANGES_TIMEOUT_S = 60;
 
 export const ChangesCursorQuery = z

@@ -68,7 +68,7 @@ export const DeleteFileQuery = z
   .object({
     path: workspacePath,
     recursive: booleanQuery.optional().describe('default false: a directory answers 409 DIRECTORY_NOT_EMPTY'),
-    permanent: booleanQuery.optional().describe('default false: into the trash. true: for good, with every revision and trashed file there (CONTRACT §11)'),
+    permanent: booleanQuery.optional().describe('default false: into the trash. true: for good, with every revision and trashed file there'),
   })
   .strict();
 

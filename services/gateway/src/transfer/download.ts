@@ -2,10 +2,11 @@ import { encodeExtended } from 'content-disposition';
 import type { Request } from 'express';
 
 /**
- * `attachment; filename="<fallback>"; filename*=UTF-8''<percent-encoded>` (CONTRACT §4, §5):
- * the fallback is the name itself when it is printable ASCII without `"` or `\`, else the name
- * with every other character replaced by `_`. RFC 8187 encoding comes from content-disposition;
- * both parameters are always sent so every client sees the same name.
+ * `attachment; filename="<fallback>"; filename*=UTF-8''<percent-encoded>`
+ * (docs/api/files.md#file-names): the fallback is the name itself when it is printable ASCII
+ * without `"` or `\`, else the name with every other character replaced by `_`. RFC 8187 encoding
+ * comes from content-disposition; both parameters are always sent so every client sees the same
+ * name.
  */
 export function attachment(name: string): string {
   const fallback = [...name].map((c) => (c >= ' ' && c <= '~' && c !== '"' && c !== '\\' ? c : '_')).join('');

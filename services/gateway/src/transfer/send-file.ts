@@ -9,8 +9,9 @@ import { STORE_ANSWER_MS, type ByteRange, type ObjectStore } from './object-stor
 import { writeHead } from './write-head.js';
 
 /**
- * Answers with the bytes OpenDownload pointed at, as a download (CONTRACT §5): validators, 304,
- * one Range (206), Content-Disposition; streamed from the store. Shared by temporary links.
+ * Answers with the bytes OpenDownload pointed at, as a download (docs/api/files.md#download):
+ * validators, 304, one Range (206), Content-Disposition; streamed from the store. Shared by
+ * temporary links.
  */
 export async function sendFile(store: ObjectStore, opened: OpenDownloadResponse, o: { req: Request; res: Response; signal: AbortSignal | undefined }): Promise<void> {
   const { req, res } = o;

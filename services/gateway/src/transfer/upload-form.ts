@@ -12,11 +12,11 @@ import { watchIdle } from './idle-timer.js';
  */
 const LINGER_MS = 10_000;
 
-/** The form fields allowed before the file (CONTRACT §5), each also accepted as a query parameter. */
+/** The form fields allowed before the file (docs/api/files.md#upload), each also accepted as a query parameter. */
 export interface UploadFields {
   path?: string | undefined;
   onConflict?: string | undefined;
-  /** An Agent import's project (CONTRACT §12). */
+  /** An Agent import's project (docs/api/agents.md#import). */
   projectName?: string | undefined;
 }
 
@@ -36,7 +36,7 @@ export type FileHandler<T> = (fields: UploadFields, file: FormFile, formDone: Pr
 export interface UploadFormOptions<T> {
   /** `path` and `onConflict` as query parameters. */
   fromQuery: UploadFields;
-  /** A body that sends no byte for this long while we wait for one fails (CONTRACT §5). */
+  /** A body that sends no byte for this long while we wait for one fails (docs/api/files.md#upload). */
   idleTimeoutMs: number;
   onFile: FileHandler<T>;
   /** The form fields allowed before the file; default `path` and `onConflict`. */

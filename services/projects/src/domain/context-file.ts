@@ -1,6 +1,6 @@
 import type { ProjectRecord } from './ports.js';
 
-/** Every project's folder (CONTRACT §4), named by the project's stored spelling. */
+/** Every project's folder (docs/api/projects.md#context-file), named by the project's stored spelling. */
 export function projectFolder(name: string): string {
   return `/files/projects/${name}`;
 }

@@ -31,7 +31,7 @@ export interface WorkspaceFiles {
 
 export type Clock = () => Date;
 
-/** A thread of a project: a chat started by an Agent bound to it (CONTRACT §4). */
+/** A thread of a project: a chat started by an Agent bound to it (docs/api/projects.md#threads). */
 export interface ThreadSummary {
   threadId: string;
   title: string;

@@ -12,7 +12,7 @@ function rejects(name: string): boolean {
 }
 
 describe('project names', () => {
-  it('project names — rules of CONTRACT §4', () => {
+  it('project names — the naming rules', () => {
     for (const bad of ['', ' a', 'a ', '\ta', 'a/b', 'a\\b', 'a\nb', 'a\u007fb', '.', '..', 'x'.repeat(101), '😀'.repeat(64)]) {
       expect(rejects(bad), JSON.stringify(bad)).toBe(true);
     }

@@ -16,7 +16,7 @@ function assertMax(value: string | undefined, max: number, field: string) {
   if (value !== undefined && value.length > max) throw errors.invalidArgument(`${field} must be at most ${max} characters`, field);
 }
 
-/** The rules of projects (CONTRACT §4), over a repository and the user's workspace files. */
+/** The rules of projects (docs/api/projects.md), over a repository and the user's workspace files. */
 export class Projects {
   readonly #repo: ProjectRepo;
   readonly #files: WorkspaceFiles;

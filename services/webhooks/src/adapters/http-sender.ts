@@ -7,7 +7,7 @@ import { AddressRefused, guardedLookup } from './guarded-lookup.js';
 export interface HttpSenderOptions {
   policy: AddressPolicy;
   resolver: Resolver;
-  /** One attempt's limit, connect to the end of the answer (CONTRACT §13: 10 s). */
+  /** One attempt's limit, connect to the end of the answer (docs/api/webhooks.md#delivery: 10 s). */
   timeoutMs: number;
   userAgent?: string;
 }
@@ -73,7 +73,7 @@ function describe(err: unknown, signal: AbortSignal): string {
   return 'request failed';
 }
 
-/** Errors in the log are short and ours (CONTRACT §13). */
+/** Errors in the log are short and ours (docs/api/webhooks.md#deliveries). */
 function short(message: string | undefined): string {
   return [...(message ?? 'request failed')].slice(0, 200).join('');
 }

@@ -2,7 +2,8 @@
 
 /**
  * KEYS: webhook hash, the user's index. ARGV: id, createdAt (ms), max, then field, value pairs.
- * Returns {1, count} when stored, {0, count} at the quota (CONTRACT §14: checked in this step).
+ * Returns {1, count} when stored, {0, count} at the quota (docs/api/usage.md#quotas: checked in
+ * this step).
  */
 export const CREATE = `
 local count = redis.call('ZCARD', KEYS[2])

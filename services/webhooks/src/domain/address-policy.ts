@@ -15,14 +15,14 @@ export interface TargetUrl {
 }
 
 /**
- * Where webhooks may point (CONTRACT §13), as pure rules: an absolute https URL, or http to a
- * host listed in WEBHOOK_ALLOWED_HOSTS; and every address the host resolves to must be public
- * unicast unless the host is listed. Private (RFC 1918), loopback, link-local (and with it the
- * cloud metadata address 169.254.169.254), CGNAT, unique-local IPv6, multicast, reserved and
- * documentation ranges are refused. An IPv6 address that carries an IPv4 address (IPv4-mapped,
- * IPv4-compatible, IPv4-translated, NAT64, 6to4, Teredo) is judged by the IPv4 address it
- * carries, since that is where it leads. The ranges come from ipaddr.js rather than our own
- * CIDR arithmetic.
+ * Where webhooks may point (docs/api/webhooks.md#urls-and-ssrf), as pure rules: an absolute https
+ * URL, or http to a host listed in WEBHOOK_ALLOWED_HOSTS; and every address the host resolves to
+ * must be public unicast unless the host is listed. Private (RFC 1918), loopback, link-local (and
+ * with it the cloud metadata address 169.254.169.254), CGNAT, unique-local IPv6, multicast,
+ * reserved and documentation ranges are refused. An IPv6 address that carries an IPv4 address
+ * (IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64, 6to4, Teredo) is judged by the IPv4
+ * address it carries, since that is where it leads. The ranges come from ipaddr.js rather than our
+ * own CIDR arithmetic.
  */
 export class AddressPolicy {
   readonly #listed: Set<string>;

@@ -1,4 +1,4 @@
-/** How failed deliveries are retried (CONTRACT §13: exponential backoff for at least 24 h). */
+/** How failed deliveries are retried (docs/api/webhooks.md#delivery: exponential backoff for at least 24 h). */
 export interface RetryPolicy {
   /** Delay after the first failure; each further failure doubles it. */
   baseMs: number;

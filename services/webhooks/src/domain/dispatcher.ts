@@ -13,7 +13,7 @@ export interface DispatcherOptions {
   box: SecretBox;
   logger: Logger;
   retry: RetryPolicy;
-  /** A webhook whose attempts have all failed for this long is disabled (CONTRACT §13: 5 days). */
+  /** A webhook whose attempts have all failed for this long is disabled (docs/api/webhooks.md#disabling: 5 days). */
   disableAfterMs: number;
   /** In-flight attempts per receiver and in all, on this replica. */
   perReceiver: number;

@@ -1,6 +1,6 @@
 import { EVENT_DATA } from '@workspace/platform';
 
-/** Every event type a webhook can ask for (CONTRACT §8; the schemas in packages/platform). */
+/** Every event type a webhook can ask for (docs/events.md#types; the schemas in packages/platform). */
 export const EVENT_TYPES: readonly string[] = Object.keys(EVENT_DATA).sort();
 
 export const ALL_EVENTS = '*';

@@ -2,7 +2,7 @@ import type { WorkspaceEvent } from '@workspace/platform';
 import { wants } from './event-types.js';
 import type { Delivery, DeliveryQueue, WebhookRepo } from './ports.js';
 
-/** The CloudEvent JSON of CONTRACT §8 as receivers get it (the internal trace context left out). */
+/** The CloudEvent JSON (docs/events.md#envelope) as receivers get it (the internal trace context left out). */
 export function eventBody(event: WorkspaceEvent): string {
   const { specversion, id, type, source, time, subject, data } = event;
   return JSON.stringify({ specversion, id, type, source, time, subject, data });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-/** `whk_` + 32 lowercase hex of 128 random bits (CONTRACT §13). */
+/** `whk_` + 32 lowercase hex of 128 random bits (docs/api/webhooks.md#routes). */
 export function newWebhookId(): string {
   return `whk_${randomBytes(16).toString('hex')}`;
 }

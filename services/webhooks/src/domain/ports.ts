@@ -1,8 +1,8 @@
-/** A webhook as the API shows it (CONTRACT §13). */
+/** A webhook as the API shows it (docs/api/webhooks.md#routes). */
 export interface WebhookRecord {
   webhookId: string;
   url: string;
-  /** Event types of §8, or `*` for all. */
+  /** Event types (docs/events.md#types), or `*` for all. */
   events: string[];
   description: string;
   enabled: boolean;

@@ -4,7 +4,7 @@ import { isWebhookId, newWebhookId, newWebhookSecret } from './ids.js';
 import type { AttemptEntry, Scope, StoredWebhook, WebhookChanges, WebhookRecord, WebhookRepo } from './ports.js';
 import type { UrlGuard } from './url-guard.js';
 
-/** Contract §13 sets no limit on a description; 1,000 characters keeps it a note. */
+/** A description is at most 1,000 characters (docs/api/webhooks.md#fields): that keeps it a note. */
 export const DESCRIPTION_MAX = 1_000;
 /** At most this many entries in `events` (the known types, `*`, and room for duplicates). */
 export const EVENTS_MAX = 50;
@@ -17,7 +17,7 @@ export interface WebhookInput {
 }
 
 /**
- * A user's outbound webhooks (CONTRACT §13): create (secret shown once), list, get, PATCH,
+ * A user's outbound webhooks (docs/api/webhooks.md): create (secret shown once), list, get, PATCH,
  * delete, and the delivery log. Every rule on the input is decided here.
  */
 export class Webhooks {
@@ -27,7 +27,7 @@ export class Webhooks {
   readonly #max: number;
   readonly #clock: () => Date;
 
-  /** `max`: MAX_WEBHOOKS (CONTRACT §14). */
+  /** `max`: MAX_WEBHOOKS (docs/api/usage.md#quotas). */
   constructor(deps: { repo: WebhookRepo; guard: UrlGuard; box?: SecretBox; max: number; clock?: () => Date }) {
     this.#repo = deps.repo;
     this.#guard = deps.guard;

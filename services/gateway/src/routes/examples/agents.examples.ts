@@ -1,6 +1,6 @@
 import { AGENT_ID, CHAT_ID, CONFIG_ID, CREATED_AT, NEXT_CONFIG_ID, SHA256, UPDATED_AT } from './ids.examples.js';
 
-/** Examples of the Agent routes (CONTRACT §6). */
+/** Examples of the Agent routes (docs/api/agents.md). */
 
 export const createAgentBody = {
   name: 'Support triage',
@@ -70,7 +70,7 @@ export const chatWithConfig = { ...chat, config };
 
 export const agentParams = { agentId: AGENT_ID };
 
-/** Versions, diffs, aliases, export and import (CONTRACT §12). */
+/** Versions, diffs, aliases, export and import (docs/api/agents.md). */
 export const versionParams = { agentId: AGENT_ID, configId: NEXT_CONFIG_ID };
 export const oneVersion = updatedConfig;
 export const versionDiff = { from: CONFIG_ID, to: NEXT_CONFIG_ID, operations: [{ op: 'replace', path: '/instructions', value: updateAgentBody.instructions }] };

@@ -1,6 +1,6 @@
 import { AGENT_ID, CHAT_ID, CREATED_AT, SCHEDULE_ID, TRIGGER_ID } from './ids.examples.js';
 
-/** Examples of schedules and webhook triggers (CONTRACT §7). */
+/** Examples of schedules and webhook triggers (docs/api/automations.md). */
 
 export const createScheduleBody = { cron: '0 9 * * MON-FRI', timezone: 'Europe/Paris', enabled: true };
 

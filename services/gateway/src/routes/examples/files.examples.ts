@@ -1,6 +1,6 @@
 import { CREATED_AT, REVISION_ID, SHA256, UPDATED_AT } from './ids.examples.js';
 
-/** Examples of the file routes (CONTRACT §5, §10, §11). */
+/** Examples of the file routes (docs/api/files.md). */
 
 const note = { path: '/files/notes.md', name: 'notes.md', type: 'file' as const, size: 5, modifiedAt: CREATED_AT, mimeType: 'text/markdown', sha256: SHA256 };
 

@@ -1,6 +1,6 @@
 import { CREATED_AT, UPDATED_AT } from './ids.examples.js';
 
-/** Examples of the project routes (CONTRACT §4). */
+/** Examples of the project routes (docs/api/projects.md). */
 
 export const createProjectBody = { name: 'Launch plan', goal: 'Ship v2 by June', instructions: 'Keep answers short.' };
 

@@ -1,4 +1,4 @@
-/** Examples of the outbound webhook routes (CONTRACT §13). */
+/** Examples of the outbound webhook routes (docs/api/webhooks.md). */
 
 export const WEBHOOK_ID = 'whk_0123456789abcdef0123456789abcdef';
 
