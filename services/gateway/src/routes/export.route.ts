@@ -19,7 +19,7 @@ export function projectFolder(name: string): string {
 /** The items of a listing, its first message already read (so that an error came before any header). */
 async function* itemsOf(first: IteratorResult<ListExportResponse>, rest: AsyncIterator<ListExportResponse>): AsyncIterable<ZipItem> {
   for (let next = first; !next.done; next = await rest.next()) {
-    for (const item of next.value.items) yield { rel: item.name, url: item.url, modifiedAt: new Date(item.modifiedAt) };
+    for (const item of next.value.items) yield { rel: item.name, url: item.url, size: item.size, modifiedAt: new Date(item.modifiedAt) };
   }
 }
 

@@ -9,6 +9,8 @@ export interface ZipItem {
   rel: string;
   /** Presigned GET of the bytes. */
   url: string;
+  /** As listed: decides whether the object is read whole before its entry starts. */
+  size: number;
   modifiedAt: Date;
 }
 
@@ -20,6 +22,12 @@ const SAMPLE_BYTES = 4 * 1024;
 const DEFLATE_LEVEL = 1;
 /** At least this much of an object (or all of it) is read ahead: enough to judge its compressibility. */
 const HEAD_BYTES = SAMPLE_BYTES;
+/**
+ * An object listed at up to this size is read whole before its entry starts, so at most
+ * PREFETCH + 1 of them are held at once. Its entry is then written in one go, sizes and CRC in
+ * its header: no deflate stream, no data descriptor, one write instead of one per chunk.
+ */
+const WHOLE_BYTES = 1024 * 1024;
 
 /** Whether deflating pays for an entry whose first bytes are `sample` (cheap: level 1, at most 4 KiB). */
 export function worthCompressing(sample: Uint8Array): boolean {
@@ -30,7 +38,7 @@ export function worthCompressing(sample: Uint8Array): boolean {
 
 interface Opened {
   item: ZipItem;
-  /** The first HEAD_BYTES or more of the object (all of it when `done`). */
+  /** The first HEAD_BYTES or more of the object (all of it when `done`: a small object is read whole). */
   head: Buffer;
   done: boolean;
   rest: AsyncIterator<Uint8Array>;
@@ -59,11 +67,13 @@ export function archiverSafeName(name: string): string {
  * `<rootName>/<rel>`, built while it is read: objects are archived one after another, the next
  * few already opened (PREFETCH) so no request's latency stalls the archive; nothing is
  * assembled in memory or on disk and the first bytes leave before the last object is read.
- * Backpressure from the reader pauses everything. An entry whose first bytes do not compress
- * is deflated at level 0 (stored blocks: no compression work, 5 bytes per 64 KiB) rather than
- * STORED: a streamed entry's sizes and CRC come after its data (a data descriptor), and
- * streaming readers such as Java's ZipInputStream refuse that for STORED entries, since only
- * a deflate stream marks its own end ("only DEFLATED entries can have EXT descriptor").
+ * Backpressure from the reader pauses everything. An object of up to WHOLE_BYTES is read whole
+ * and, when its first bytes do not compress, STORED with its sizes and CRC in its header. A
+ * larger one is streamed, and then deflated at level 0 (stored blocks: no compression work,
+ * 5 bytes per 64 KiB) rather than STORED: a streamed entry's sizes and CRC come after its data
+ * (a data descriptor), and streaming readers such as Java's ZipInputStream refuse that for
+ * STORED entries, since only a deflate stream marks its own end ("only DEFLATED entries can
+ * have EXT descriptor").
  */
 export function zipStream(options: {
   items: AsyncIterable<ZipItem>;
@@ -87,7 +97,9 @@ export function zipStream(options: {
     const parts: Uint8Array[] = [];
     let size = 0;
     let done = false;
-    while (size < HEAD_BYTES) {
+    // Past WHOLE_BYTES (an object larger than listed) it is streamed after all.
+    const enough = item.size <= WHOLE_BYTES ? WHOLE_BYTES + 1 : HEAD_BYTES;
+    while (size < enough) {
       const next = await rest.next();
       if (next.done) {
         done = true;
@@ -118,12 +130,18 @@ export function zipStream(options: {
         if (!opening) break;
         const opened = await opening;
         const appended = once(archive, 'entry', { signal: stop.signal });
-        zlib.level = worthCompressing(opened.head) ? DEFLATE_LEVEL : 0;
-        archive.append(Readable.from(followedBy(opened)), {
-          name: archiverSafeName(`${options.rootName}/${opened.item.rel}`),
-          date: opened.item.modifiedAt,
-          store: false,
-        });
+        const entry = { name: archiverSafeName(`${options.rootName}/${opened.item.rel}`), date: opened.item.modifiedAt };
+        const worth = worthCompressing(opened.head);
+        if (opened.done) {
+          // Whole in memory: archiver knows its sizes and CRC before it writes the header, so an
+          // entry not worth deflating is STORED without a data descriptor. So is an empty one,
+          // which archiver would otherwise STORE with the descriptor flag of a deflated entry.
+          zlib.level = DEFLATE_LEVEL;
+          archive.append(opened.head, { ...entry, store: !worth || opened.head.byteLength === 0 });
+        } else {
+          zlib.level = worth ? DEFLATE_LEVEL : 0;
+          archive.append(Readable.from(followedBy(opened)), { ...entry, store: false });
+        }
         await appended;
       }
       await archive.finalize();
