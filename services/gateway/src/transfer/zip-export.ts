@@ -3,6 +3,9 @@ import { Readable } from 'node:stream';
 import { deflateRawSync } from 'node:zlib';
 import archiver from 'archiver';
 import { errors, type Logger } from '@workspace/platform';
+import { useNativeCrc } from './native-crc.js';
+
+useNativeCrc();
 
 /** One file to archive: its path below the exported folder and where its bytes are. */
 export interface ZipItem {
