@@ -43,7 +43,8 @@ export function exportRoute(files: FilesClient, projects: ProjectsClient, store:
       const project = await projects.getProject({ name: query.name }, call);
       const listing = files.listExport({ path: projectFolder(project.name) }, { ...call, deadlineMs: TRANSFER_DEADLINE_MS })[Symbol.asyncIterator]();
       const first = await listing.next();
-      const read = (url: string, signal: AbortSignal) => store.get(url, undefined, call.signal ? AbortSignal.any([signal, call.signal]) : signal);
+      // zipStream's own signal for each read: it follows call.signal (one listener, not one combined signal per file).
+      const read = (url: string, signal: AbortSignal) => store.get(url, undefined, signal);
       const zip = zipStream({ items: itemsOf(first, listing), read, rootName: project.name, logger, signal: call.signal });
       writeHead(res, 200, { 'Content-Type': 'application/zip', 'Content-Disposition': attachment(`${project.name}.zip`), 'Cache-Control': 'private, no-store' });
       // After the headers a failure can only cut the archive short (the connection breaks).

@@ -80,7 +80,7 @@ export function archiverSafeName(name: string): string {
  */
 export function zipStream(options: {
   items: AsyncIterable<ZipItem>;
-  /** The bytes behind a URL; `signal` stops the read. */
+  /** The bytes behind a URL; `signal` (aborted when `signal` below is, or the archive closes) stops the read. */
   read: (url: string, signal: AbortSignal) => Promise<AsyncIterable<Uint8Array>>;
   rootName: string;
   logger: Logger;
@@ -93,7 +93,8 @@ export function zipStream(options: {
   const archive = archiver('zip', { zlib });
   const stop = new AbortController();
   const onAbort = () => stop.abort();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.signal?.aborted) stop.abort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
 
   const open = async (item: ZipItem): Promise<Opened> => {
     const rest = (await options.read(item.url, stop.signal))[Symbol.asyncIterator]();
