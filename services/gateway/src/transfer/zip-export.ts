@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { deflateRawSync } from 'node:zlib';
 import archiver from 'archiver';
 import { errors, type Logger } from '@workspace/platform';
+import { COALESCE_BYTES } from './coalesce.js';
 import { useNativeCrc } from './native-crc.js';
 
 useNativeCrc();
@@ -23,6 +24,8 @@ const PREFETCH = 4;
 const WORTH_COMPRESSING = 0.9;
 const SAMPLE_BYTES = 4 * 1024;
 const DEFLATE_LEVEL = 1;
+/** A streamed entry's deflate output comes in chunks of this size: each goes on as a write of its own. */
+const DEFLATE_CHUNK_BYTES = COALESCE_BYTES;
 /** At least this much of an object (or all of it) is read ahead: enough to judge its compressibility. */
 const HEAD_BYTES = SAMPLE_BYTES;
 /**
@@ -89,7 +92,9 @@ export function zipStream(options: {
   // Level 1: exports are mostly streamed to a browser; speed matters more than a few percent.
   // archiver reads its zlib options object (kept by reference down to zip-stream) when an
   // entry starts, and entries are appended one at a time, so the level is set per entry here.
-  const zlib = { level: DEFLATE_LEVEL };
+  // Its output in chunks of DEFLATE_CHUNK_BYTES, not zlib's 16 KiB: each chunk costs a zlib
+  // callback, a pass down archiver's streams and, smaller than a coalesced write, a write of its own.
+  const zlib = { level: DEFLATE_LEVEL, chunkSize: DEFLATE_CHUNK_BYTES };
   const archive = archiver('zip', { zlib });
   const stop = new AbortController();
   const onAbort = () => stop.abort();
