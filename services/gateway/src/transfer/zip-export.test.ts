@@ -37,6 +37,12 @@ describe('export — compression', () => {
     expect(worthCompressing(randomBytes(64 * 1024))).toBe(false);
     expect(worthCompressing(randomBytes(4 * 1024))).toBe(false);
     expect(worthCompressing(randomBytes(200))).toBe(true);
+    // Random-looking byte counts, but repeats deflate finds: the probe decides.
+    const block = randomBytes(2048);
+    expect(worthCompressing(Buffer.concat([block, block]))).toBe(true);
+    expect(worthCompressing(Buffer.from(randomBytes(3072).toString('base64')))).toBe(true);
+    expect(worthCompressing(Buffer.concat([randomBytes(2048), Buffer.alloc(2048, 0x20)]))).toBe(true);
+    for (let i = 0; i < 50; i++) expect(worthCompressing(randomBytes(4096))).toBe(false);
   });
 });
 
