@@ -113,3 +113,34 @@ describe('export — every streaming reader opens it (Java ZipInputStream rule)'
     }
   });
 });
+
+describe('export — a reader that leaves', () => {
+  it('export — closing the archive stops the reads in flight, whole or streamed, and opens no more', async () => {
+    const { zipStream } = await import('./zip-export.js');
+    const { createLogger } = await import('@workspace/platform');
+    const signals: AbortSignal[] = [];
+    const sizes = [64 * 1024, 4 * 1024 * 1024, 64 * 1024, 4 * 1024 * 1024, 64 * 1024, 64 * 1024, 64 * 1024, 64 * 1024];
+    const items = (async function* () {
+      for (const [i, size] of sizes.entries()) yield { rel: `f${i}`, url: String(i), size, modifiedAt: new Date() };
+    })();
+    // Every object sends its first 16 KiB, then nothing until its read is aborted.
+    const read = async (_url: string, signal: AbortSignal) => {
+      signals.push(signal);
+      return (async function* () {
+        yield Buffer.alloc(16 * 1024, 1);
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        throw new Error('aborted');
+      })();
+    };
+    const zip = zipStream({ items, read, rootName: 'p', logger: createLogger('test', 'silent') });
+    zip.resume();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(signals.length).toBeGreaterThan(0);
+    expect(signals.some((s) => s.aborted)).toBe(false);
+    const opened = signals.length;
+    zip.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(signals.every((s) => s.aborted)).toBe(true);
+    expect(signals.length).toBe(opened);
+  });
+});
