@@ -5,7 +5,6 @@ import { attachment } from '../transfer/download.js';
 import type { ObjectStore } from '../transfer/object-store.js';
 import { TRANSFER_DEADLINE_MS, writeHead } from '../transfer/write-head.js';
 import { zipStream, type ZipItem } from '../transfer/zip-export.js';
-import { Coalesce } from '../transfer/coalesce.js';
 import { ExportQuery } from '../schemas/files.schemas.js';
 import type { FilesClient } from './files.routes.js';
 import type { ProjectsClient } from './projects.routes.js';
@@ -48,7 +47,7 @@ export function exportRoute(files: FilesClient, projects: ProjectsClient, store:
       const zip = zipStream({ items: itemsOf(first, listing), read, rootName: project.name, logger, signal: call.signal });
       writeHead(res, 200, { 'Content-Type': 'application/zip', 'Content-Disposition': attachment(`${project.name}.zip`), 'Cache-Control': 'private, no-store' });
       // After the headers a failure can only cut the archive short (the connection breaks).
-      await pipeline(zip, new Coalesce(), res);
+      await pipeline(zip, res);
     },
   });
 }

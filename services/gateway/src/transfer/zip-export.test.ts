@@ -144,3 +144,40 @@ describe('export — a reader that leaves', () => {
     expect(signals.length).toBe(opened);
   });
 });
+
+describe('export — memory stays bounded', () => {
+  it('export — a reader that does not read holds the archive back: STORED entries wait for their bytes to leave, few objects are read ahead', async () => {
+    const { randomBytes } = await import('node:crypto');
+    const { zipStream } = await import('./zip-export.js');
+    const { createLogger } = await import('@workspace/platform');
+    const files = Array.from({ length: 200 }, (_, i) => (i % 10 === 9 ? Buffer.from(`text ${i} `.repeat(5000)) : randomBytes(64 * 1024)));
+    let reads = 0;
+    const items = (async function* () {
+      for (const [i, bytes] of files.entries()) yield { rel: `f${i}`, url: String(i), size: bytes.byteLength, modifiedAt: new Date() };
+    })();
+    const read = async (url: string) => {
+      reads++;
+      return (async function* () {
+        yield files[Number(url)]!;
+      })();
+    };
+    const zip = zipStream({ items, read, rootName: 'p', logger: createLogger('test', 'silent') });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The prefetched objects, the one waiting and the one archiver holds; not the 200 (12.5 MiB).
+    expect(reads).toBeLessThanOrEqual(8);
+    expect(zip.readableLength).toBeLessThan(512 * 1024);
+    const chunks: Buffer[] = [];
+    for await (const chunk of zip) chunks.push(chunk as Buffer);
+    expect(reads).toBe(200);
+    const entries = await new Promise<number>((resolve, reject) => {
+      yauzl.fromBuffer(Buffer.concat(chunks), { lazyEntries: false, validateEntrySizes: true }, (err, archive) => {
+        if (err || !archive) return reject(err);
+        let count = 0;
+        archive.on('entry', () => count++);
+        archive.on('end', () => resolve(count));
+        archive.on('error', reject);
+      });
+    });
+    expect(entries).toBe(200);
+  });
+});

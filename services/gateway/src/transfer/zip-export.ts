@@ -1,9 +1,9 @@
 import { once } from 'node:events';
-import { Readable } from 'node:stream';
+import { pipeline, Readable, type TransformCallback } from 'node:stream';
 import { deflateRawSync } from 'node:zlib';
 import archiver from 'archiver';
 import { errors, type Logger } from '@workspace/platform';
-import { COALESCE_BYTES } from './coalesce.js';
+import { Coalesce, COALESCE_BYTES } from './coalesce.js';
 import { useNativeCrc } from './native-crc.js';
 
 useNativeCrc();
@@ -97,6 +97,46 @@ async function* followedBy(opened: Opened): AsyncIterable<Uint8Array> {
 }
 
 /**
+ * The archive's bytes as they leave archiver, gathered into larger writes (Coalesce) and
+ * counted: what a STORED entry waits on, as archiver takes a buffer whole whatever its reader's
+ * pace (a streamed entry waits on backpressure instead).
+ */
+class Outflow extends Coalesce {
+  /** Bytes taken in from archiver so far. */
+  private passed = 0;
+  private wanted = Infinity;
+  private reached: (() => void) | undefined;
+
+  get bytes(): number {
+    return this.passed;
+  }
+
+  override _transform(chunk: Buffer, encoding: BufferEncoding, done: TransformCallback): void {
+    this.passed += chunk.byteLength;
+    if (this.passed >= this.wanted) this.reached?.();
+    super._transform(chunk, encoding, done);
+  }
+
+  /** Resolves once `bytes` in all have passed (at once if they have), or as `signal` aborts. */
+  async reach(bytes: number, signal: AbortSignal): Promise<void> {
+    if (this.passed >= bytes || signal.aborted) return;
+    let onAbort = () => undefined as void;
+    try {
+      await new Promise<void>((resolve) => {
+        onAbort = resolve;
+        this.wanted = bytes;
+        this.reached = resolve;
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.wanted = Infinity;
+      this.reached = undefined;
+    }
+  }
+}
+
+/**
  * archiver strips a leading `word:` from entry names (a guard against Windows drive letters),
  * and does so three times: in its core, in zip-stream, and in compress-commons' entry. A
  * project may well be called `todo:list`, so such a name gets one throwaway `_:` per pass.
@@ -114,7 +154,9 @@ export function archiverSafeName(name: string): string {
  * few already opened (PREFETCH) so no request's latency stalls the archive; nothing is
  * assembled in memory or on disk and the first bytes leave before the last object is read.
  * Backpressure from the reader pauses everything. An object of up to WHOLE_BYTES is read whole
- * and, when its first bytes do not compress, STORED with its sizes and CRC in its header. A
+ * and, when its first bytes do not compress, STORED with its sizes and CRC in its header; archiver
+ * takes such a buffer at once, so the next entry starts only once as many bytes have left it
+ * (what is held then is at most the entries' headers not yet read, never their data). A
  * larger one is streamed, and then deflated at level 0 (stored blocks: no compression work,
  * 5 bytes per 64 KiB) rather than STORED: a streamed entry's sizes and CRC come after its data
  * (a data descriptor), and streaming readers such as Java's ZipInputStream refuse that for
@@ -136,6 +178,9 @@ export function zipStream(options: {
   // callback, a pass down archiver's streams and, smaller than a coalesced write, a write of its own.
   const zlib = { level: DEFLATE_LEVEL, chunkSize: DEFLATE_CHUNK_BYTES };
   const archive = archiver('zip', { zlib });
+  const out = new Outflow();
+  // Either end closing closes the other: the reader leaving ends the archive, a failure reaches the reader.
+  pipeline(archive, out, () => undefined);
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   if (options.signal?.aborted) stop.abort();
@@ -162,6 +207,8 @@ export function zipStream(options: {
 
   void (async () => {
     const ahead: Promise<Opened>[] = [];
+    /** What must have left archiver before the next entry starts: all of the last STORED entry's data. */
+    let drained = 0;
     try {
       const listing = options.items[Symbol.asyncIterator]();
       let listed = false;
@@ -178,6 +225,8 @@ export function zipStream(options: {
         const opening = ahead.shift();
         if (!opening) break;
         const opened = await opening;
+        await out.reach(drained, stop.signal);
+        stop.signal.throwIfAborted();
         const appended = once(archive, 'entry', { signal: stop.signal });
         const entry = { name: archiverSafeName(`${options.rootName}/${opened.item.rel}`), date: opened.item.modifiedAt };
         const worth = worthCompressing(opened.head);
@@ -186,7 +235,9 @@ export function zipStream(options: {
           // entry not worth deflating is STORED without a data descriptor. So is an empty one,
           // which archiver would otherwise STORE with the descriptor flag of a deflated entry.
           zlib.level = DEFLATE_LEVEL;
-          archive.append(opened.head, { ...entry, store: !worth || opened.head.byteLength === 0 });
+          const store = !worth || opened.head.byteLength === 0;
+          if (store) drained = out.bytes + opened.head.byteLength;
+          archive.append(opened.head, { ...entry, store });
         } else {
           zlib.level = worth ? DEFLATE_LEVEL : 0;
           archive.append(Readable.from(followedBy(opened)), { ...entry, store: false });
@@ -207,5 +258,5 @@ export function zipStream(options: {
   })();
 
   archive.once('close', () => stop.abort());
-  return archive;
+  return out;
 }
