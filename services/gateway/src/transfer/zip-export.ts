@@ -20,7 +20,7 @@ export interface ZipItem {
 
 /** How many objects are opened ahead of the one being archived, so their first bytes are on the way. */
 const PREFETCH = 4;
-/** A sample that deflate shrinks by less than this is deflated at level 0 (media, archives, random data). */
+/** An entry whose sample deflate shrinks by less than this is not compressed (media, archives, random data): STORED or deflated at level 0. */
 const WORTH_COMPRESSING = 0.9;
 const SAMPLE_BYTES = 4 * 1024;
 const DEFLATE_LEVEL = 1;
@@ -30,8 +30,9 @@ const DEFLATE_CHUNK_BYTES = COALESCE_BYTES;
 const HEAD_BYTES = SAMPLE_BYTES;
 /**
  * An object listed at up to this size is read whole before its entry starts, so at most
- * PREFETCH + 1 of them are held at once. Its entry is then written in one go, sizes and CRC in
- * its header: no deflate stream, no data descriptor, one write instead of one per chunk.
+ * PREFETCH + 2 of them are held at once (read ahead, being appended, still leaving archiver).
+ * Its entry is then written in one go, sizes and CRC in its header: no deflate stream, no data
+ * descriptor, one write instead of one per chunk.
  */
 const WHOLE_BYTES = 1024 * 1024;
 
@@ -120,7 +121,7 @@ class Outflow extends Coalesce {
   /** Resolves once `bytes` in all have passed (at once if they have), or as `signal` aborts. */
   async reach(bytes: number, signal: AbortSignal): Promise<void> {
     if (this.passed >= bytes || signal.aborted) return;
-    let onAbort = () => undefined as void;
+    let onAbort: () => void = () => undefined;
     try {
       await new Promise<void>((resolve) => {
         onAbort = resolve;
@@ -161,7 +162,8 @@ export function archiverSafeName(name: string): string {
  * 5 bytes per 64 KiB) rather than STORED: a streamed entry's sizes and CRC come after its data
  * (a data descriptor), and streaming readers such as Java's ZipInputStream refuse that for
  * STORED entries, since only a deflate stream marks its own end ("only DEFLATED entries can
- * have EXT descriptor").
+ * have EXT descriptor"). The stream returned gives archiver's small header fields already
+ * gathered into larger chunks (Coalesce): pipe it to the response as it is.
  */
 export function zipStream(options: {
   items: AsyncIterable<ZipItem>;
