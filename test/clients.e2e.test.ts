@@ -53,7 +53,9 @@ describe('clients — export ZIPs open in every streaming reader', () => {
     const u = await stack.user();
     expect((await u.request('POST', '/v1/agent/projects', { name: 'Media' })).status).toBe(201);
     const files: Record<string, Buffer> = {
+      // Read whole (up to 1 MiB) and STORED with its sizes up front; streamed and deflated at level 0.
       'photo.jpg': randomBytes(700 * 1024),
+      'video.mp4': randomBytes(1536 * 1024),
       'scan.pdf': randomBytes(3 * 1024),
       'notes.md': Buffer.from('the same line again\n'.repeat(5000)),
       'empty.txt': Buffer.alloc(0),

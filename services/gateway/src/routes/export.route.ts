@@ -5,7 +5,6 @@ import { attachment } from '../transfer/download.js';
 import type { ObjectStore } from '../transfer/object-store.js';
 import { TRANSFER_DEADLINE_MS, writeHead } from '../transfer/write-head.js';
 import { zipStream, type ZipItem } from '../transfer/zip-export.js';
-import { Coalesce } from '../transfer/coalesce.js';
 import { ExportQuery } from '../schemas/files.schemas.js';
 import type { FilesClient } from './files.routes.js';
 import type { ProjectsClient } from './projects.routes.js';
@@ -19,7 +18,7 @@ export function projectFolder(name: string): string {
 /** The items of a listing, its first message already read (so that an error came before any header). */
 async function* itemsOf(first: IteratorResult<ListExportResponse>, rest: AsyncIterator<ListExportResponse>): AsyncIterable<ZipItem> {
   for (let next = first; !next.done; next = await rest.next()) {
-    for (const item of next.value.items) yield { rel: item.name, url: item.url, modifiedAt: new Date(item.modifiedAt) };
+    for (const item of next.value.items) yield { rel: item.name, url: item.url, size: item.size, modifiedAt: new Date(item.modifiedAt) };
   }
 }
 
@@ -43,11 +42,12 @@ export function exportRoute(files: FilesClient, projects: ProjectsClient, store:
       const project = await projects.getProject({ name: query.name }, call);
       const listing = files.listExport({ path: projectFolder(project.name) }, { ...call, deadlineMs: TRANSFER_DEADLINE_MS })[Symbol.asyncIterator]();
       const first = await listing.next();
-      const read = (url: string, signal: AbortSignal) => store.get(url, undefined, call.signal ? AbortSignal.any([signal, call.signal]) : signal);
+      // zipStream's own signal for each read: it follows call.signal (one listener, not one combined signal per file).
+      const read = (url: string, signal: AbortSignal) => store.get(url, undefined, signal);
       const zip = zipStream({ items: itemsOf(first, listing), read, rootName: project.name, logger, signal: call.signal });
       writeHead(res, 200, { 'Content-Type': 'application/zip', 'Content-Disposition': attachment(`${project.name}.zip`), 'Cache-Control': 'private, no-store' });
       // After the headers a failure can only cut the archive short (the connection breaks).
-      await pipeline(zip, new Coalesce(), res);
+      await pipeline(zip, res);
     },
   });
 }
