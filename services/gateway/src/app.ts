@@ -11,7 +11,7 @@ import { buildOpenApi } from './openapi/openapi.js';
 import { docsRouter } from './openapi/docs.js';
 import { API_INFO } from './openapi/document.js';
 import type { ObjectStore } from './transfer/object-store.js';
-import { buildRoutes, type Clients } from './routes/index.js';
+import { buildRoutes } from './routes/index.js';
 import { mountRoutes, type RouteGuards } from './routes/route.js';
 import type { LinkOptions } from './routes/links.routes.js';
 import { idempotency } from './limits/idempotency.js';
@@ -19,6 +19,7 @@ import type { IdempotencyStore } from './limits/idempotency-store.js';
 import { rateLimit, userBucket, type RateLimiter } from './limits/rate-limit.js';
 import type { UploadSlots } from './limits/upload-slots.js';
 import { TUS_PATH, tusDiscovery } from './tus/tus.routes.js';
+import type { Clients } from './clients.js';
 
 export interface GatewayDeps {
   logger: Logger;

@@ -8,7 +8,7 @@ import { AutomationsServiceService } from '@workspace/proto/workspace/automation
 import { WebhooksServiceService } from '@workspace/proto/workspace/webhooks/v1/webhooks';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import { createApp } from './app.js';
-import type { Clients } from './routes/index.js';
+
 import { createVerifier, type AuthOptions } from './http/auth.js';
 import { answerClientError } from './http/client-error.js';
 import { ObjectStore } from './transfer/object-store.js';
@@ -16,6 +16,7 @@ import { IdempotencyStore } from './limits/idempotency-store.js';
 import { RateLimiter } from './limits/rate-limit.js';
 import { UploadSlots } from './limits/upload-slots.js';
 import { LinkSigner, type LinkKey } from './links/link-signer.js';
+import type { Clients } from './clients.js';
 
 export interface GatewayOptions {
   logger: Logger;

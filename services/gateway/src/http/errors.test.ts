@@ -6,10 +6,11 @@ import express from 'express';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fromGrpcError, type Logger, type OutgoingContext } from '@workspace/platform';
 import { changesRoutes } from '../routes/changes.routes.js';
-import type { FilesClient } from '../routes/files.routes.js';
+
 import { mountRoutes } from '../routes/route.js';
 import { errorHandler } from './errors.js';
 import { requestId } from './request-id.js';
+import type { FilesClient } from '../clients.js';
 
 /** What the platform's gRPC client rejects with: a status decoded into an AppError. */
 const grpcFailure = (code: status, details: string) => fromGrpcError(Object.assign(new Error(`${code} ${details}`), { code, details, metadata: new Metadata() }), 'files');

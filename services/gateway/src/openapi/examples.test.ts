@@ -1,8 +1,9 @@
 import { createLogger } from '@workspace/platform';
 import { describe, expect, it } from 'vitest';
 import type { ObjectStore } from '../transfer/object-store.js';
-import { buildRoutes, type Clients } from '../routes/index.js';
+import { buildRoutes } from '../routes/index.js';
 import { openApiDocument } from './document.js';
+import type { Clients } from '../clients.js';
 
 interface Parameter {
   name?: string;

@@ -6,9 +6,10 @@ import { Alias, AliasHistory, AliasList, AliasParams, AliasWithConfig, PutAliasB
 import { AgentIdParams } from '../schemas/agents.schemas.js';
 import { ErrorEnvelope } from '../schemas/common.js';
 import { configJson } from './agents.json.js';
-import type { AgentsClient } from './agents.routes.js';
+
 import * as ex from './examples/agents.examples.js';
 import { defineRoute, type RouteDef } from './route.js';
+import type { AgentsClient } from '../clients.js';
 
 const BASE: ErrorCode[] = ['UNAUTHENTICATED', 'UNAVAILABLE'];
 const ETAG_DOC = { ETag: '"<configId>": the config the alias names; send it in If-Match to move the alias only from there' };

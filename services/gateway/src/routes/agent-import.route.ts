@@ -5,19 +5,20 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Entry } from 'yauzl';
 import { pipeline } from 'node:stream/promises';
-import { AppError, errors } from '@workspace/platform';
+import { AppError, errors, type Logger } from '@workspace/platform';
 import type { AgentConfig, StagedKnowledgeFile } from '@workspace/proto/workspace/agents/v1/agents';
 import { DEFAULT_ARCHIVE_LIMITS, openAgentArchive, type AgentArchive } from '../http/agent-archive.js';
 import { parseAgentJson } from '../http/agent-json.js';
 import { JSON_MAX_DEPTH } from '../http/json-guard.js';
+import type { ObjectStore } from '../transfer/object-store.js';
 import { putStream } from '../transfer/put-stream.js';
 import { readUploadForm } from '../transfer/upload-form.js';
 import { CREATED_AT_SKEW_MS, ImportForm, type ArchivedAgent } from '../schemas/agent-archive.schemas.js';
 import { Agent } from '../schemas/agents.schemas.js';
 import { agentJson, fieldsToProto } from './agents.json.js';
-import type { AgentTransferDeps } from './agent-transfer.routes.js';
 import * as ex from './examples/agents.examples.js';
 import { defineRoute, type RouteDef, type RouteInput } from './route.js';
+import type { AgentsClient, FilesClient } from '../clients.js';
 
 type Call = RouteInput<unknown, unknown, unknown>['call'];
 
@@ -28,6 +29,15 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 const GiB = 1024 * MiB;
 const LIMITS = DEFAULT_ARCHIVE_LIMITS;
+
+/** What the Agent export and import routes need. */
+export interface AgentTransferDeps {
+  agents: AgentsClient;
+  files: FilesClient;
+  store: ObjectStore;
+  logger: Logger;
+  uploadIdleTimeoutMs: number;
+}
 
 export function importRoute(deps: AgentTransferDeps): RouteDef {
   return defineRoute({

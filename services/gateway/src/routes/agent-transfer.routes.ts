@@ -1,25 +1,13 @@
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import archiver from 'archiver';
-import type { Logger } from '@workspace/platform';
-import type { AgentsClient } from './agents.routes.js';
-import type { FilesClient } from './files.routes.js';
 import { attachment } from '../transfer/download.js';
-import type { ObjectStore } from '../transfer/object-store.js';
 import { writeHead } from '../transfer/write-head.js';
 import { AgentIdParams } from '../schemas/agents.schemas.js';
 import { configJson } from './agents.json.js';
 import * as ex from './examples/agents.examples.js';
 import { defineRoute, type RouteDef } from './route.js';
-import { importRoute } from './agent-import.route.js';
-
-export interface AgentTransferDeps {
-  agents: AgentsClient;
-  files: FilesClient;
-  store: ObjectStore;
-  logger: Logger;
-  uploadIdleTimeoutMs: number;
-}
+import { importRoute, type AgentTransferDeps } from './agent-import.route.js';
 
 export const ARCHIVE_FORMAT = 'workspace.agent/v1';
 

@@ -2,9 +2,10 @@ import type { ErrorCode } from '@workspace/platform';
 import { ConfigIdParams, DiffQuery, VersionDiff } from '../schemas/agent-aliases.schemas.js';
 import { AgentConfig } from '../schemas/agents.schemas.js';
 import { configJson } from './agents.json.js';
-import type { AgentsClient } from './agents.routes.js';
+
 import * as ex from './examples/agents.examples.js';
 import { defineRoute, type RouteDef } from './route.js';
+import type { AgentsClient } from '../clients.js';
 
 const BASE: ErrorCode[] = ['UNAUTHENTICATED', 'UNAVAILABLE'];
 

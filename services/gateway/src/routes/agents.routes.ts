@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import { errors, isAppError, type ErrorCode, type ServiceClient } from '@workspace/platform';
-import type { Agent as AgentProto, AgentsServiceService } from '@workspace/proto/workspace/agents/v1/agents';
+import { errors, isAppError, type ErrorCode } from '@workspace/platform';
+import type { Agent as AgentProto } from '@workspace/proto/workspace/agents/v1/agents';
 import { sendError } from '../http/errors.js';
 import { parseIfMatch } from '../http/if-match.js';
 import {
@@ -19,13 +19,12 @@ import {
 } from '../schemas/agents.schemas.js';
 import { ErrorEnvelope } from '../schemas/common.js';
 import { agentJson, chatJson, configJson, fieldsToProto, listItemJson } from './agents.json.js';
-import type { AutomationsClient } from './automations.routes.js';
+
 import { defineRoute, type RouteDef } from './route.js';
 import { withScheduleSummaries } from './schedule-summaries.js';
 import * as ex from './examples/agents.examples.js';
 import { IF_MATCH } from './request-headers.js';
-
-export type AgentsClient = ServiceClient<typeof AgentsServiceService>;
+import type { AutomationsClient, AgentsClient } from '../clients.js';
 
 const ETAG_DOC = { ETag: '"<currentConfigId>": the config this representation is based on; send it back in If-Match to update' };
 const BASE: ErrorCode[] = ['UNAUTHENTICATED', 'UNAVAILABLE'];

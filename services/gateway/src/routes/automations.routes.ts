@@ -1,5 +1,5 @@
-import { errors, type ServiceClient } from '@workspace/platform';
-import type { AutomationsServiceService, Schedule as ScheduleProto, Trigger as TriggerProto } from '@workspace/proto/workspace/automations/v1/automations';
+import { errors } from '@workspace/platform';
+import type { Schedule as ScheduleProto, Trigger as TriggerProto } from '@workspace/proto/workspace/automations/v1/automations';
 import { readRawBody } from '../http/raw-body.js';
 import { AgentIdParams } from '../schemas/agents.schemas.js';
 import {
@@ -18,8 +18,8 @@ import {
 import { defineRoute, type RouteDef } from './route.js';
 import * as ex from './examples/automations.examples.js';
 import { X_SIGNATURE } from './request-headers.js';
+import type { AutomationsClient } from '../clients.js';
 
-export type AutomationsClient = ServiceClient<typeof AutomationsServiceService>;
 
 /** A webhook body is read whole before its signature is checked: 1 MiB, like JSON bodies. */
 export const HOOK_BODY_LIMIT = 1024 * 1024;

@@ -1,8 +1,9 @@
 import { ChangeList, ChangesCursor, ChangesCursorQuery, ChangesQuery } from '../schemas/changes.schemas.js';
 import { changeJson } from './files.json.js';
-import type { FilesClient } from './files.routes.js';
+
 import { defineRoute, type RouteDef } from './route.js';
 import * as ex from './examples/files.examples.js';
+import type { FilesClient } from '../clients.js';
 
 /** A long poll's deadline beyond its own wait: time to read and answer once the wait is over. */
 const CHANGES_GRACE_MS = 5_000;

@@ -6,9 +6,9 @@ import type { ObjectStore } from '../transfer/object-store.js';
 import { TRANSFER_DEADLINE_MS, writeHead } from '../transfer/write-head.js';
 import { zipStream, type ZipItem } from '../transfer/zip-export.js';
 import { ExportQuery } from '../schemas/files.schemas.js';
-import type { FilesClient } from './files.routes.js';
-import type { ProjectsClient } from './projects.routes.js';
+
 import { defineRoute, type RouteDef } from './route.js';
+import type { FilesClient, ProjectsClient } from '../clients.js';
 
 /** Every project's folder (docs/api/projects.md#context-file), named by the project's stored spelling. */
 export function projectFolder(name: string): string {

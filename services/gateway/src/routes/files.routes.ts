@@ -1,19 +1,17 @@
-import type { ErrorCode, Logger, ServiceClient } from '@workspace/platform';
-import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
+import type { ErrorCode, Logger } from '@workspace/platform';
+
 import type { ObjectStore } from '../transfer/object-store.js';
 import { DeleteFileQuery, DeleteResult, FileList, ListFilesQuery, MoveBody, MoveResult, ReadResult } from '../schemas/files.schemas.js';
 import { RevisionPathQuery } from '../schemas/revisions.schemas.js';
 import { changesRoutes } from './changes.routes.js';
 import { downloadRoute } from './download.route.js';
 import { exportRoute } from './export.route.js';
-import { CONFLICT_MODES } from './files.json.js';
-import type { ProjectsClient } from './projects.routes.js';
+
 import { revisionsRoutes } from './revisions.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
 import { uploadRoute } from './upload.route.js';
 import * as ex from './examples/files.examples.js';
-
-export type FilesClient = ServiceClient<typeof FilesServiceService>;
+import { CONFLICT_MODES, type ProjectsClient, type FilesClient } from '../clients.js';
 
 /** What the file routes need besides the files client. */
 export interface FilesRouteDeps {

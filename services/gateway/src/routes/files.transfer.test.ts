@@ -8,10 +8,11 @@ import { EntryType, type CommitUploadRequest } from '@workspace/proto/workspace/
 import { errorHandler } from '../http/errors.js';
 import { ObjectStore } from '../transfer/object-store.js';
 import { requestId } from '../http/request-id.js';
-import type { FilesClient, FilesRouteDeps } from './files.routes.js';
+import type { FilesRouteDeps } from './files.routes.js';
 import { downloadRoute } from './download.route.js';
 import { mountRoutes } from './route.js';
 import { uploadRoute } from './upload.route.js';
+import type { FilesClient } from '../clients.js';
 
 /** The object store's stand-in: keeps what is PUT, serves GETs (with Range), or fails on demand. */
 const objects = new Map<string, Buffer>();

@@ -1,31 +1,18 @@
-import type { ServiceClient } from '@workspace/platform';
-import type { ProjectsServiceService } from '@workspace/proto/workspace/projects/v1/projects';
-import type { AgentsServiceService } from '@workspace/proto/workspace/agents/v1/agents';
+import type { Clients } from '../clients.js';
 import { aliasRoutes } from './agent-aliases.routes.js';
 import { agentTransferRoutes } from './agent-transfer.routes.js';
 import { versionRoutes } from './agent-versions.routes.js';
 import { agentsRoutes } from './agents.routes.js';
-import { automationsRoutes, type AutomationsClient } from './automations.routes.js';
-import type { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
+import { automationsRoutes } from './automations.routes.js';
 import { filesRoutes, type FilesRouteDeps } from './files.routes.js';
 import { linksRoutes, type LinkOptions } from './links.routes.js';
 import { LinkSigner } from '../links/link-signer.js';
 import { tusRoutes, type TusOptions } from '../tus/tus.routes.js';
 import { projectsRoutes } from './projects.routes.js';
-import { webhooksRoutes, type WebhooksClient } from './webhooks.routes.js';
+import { webhooksRoutes } from './webhooks.routes.js';
 import type { RouteDef } from './route.js';
-import { usageRoutes } from './usage.routes.js';
 
-/** One gRPC client per downstream service. */
-export interface Clients {
-  projects: ServiceClient<typeof ProjectsServiceService>;
-  agents: ServiceClient<typeof AgentsServiceService>;
-  files: ServiceClient<typeof FilesServiceService>;
-  /** Schedules and webhook triggers; without it their routes are absent and the list shows no schedules. */
-  automations?: AutomationsClient;
-  /** Outbound webhooks; without it their routes are absent. */
-  webhooks?: WebhooksClient;
-}
+import { usageRoutes } from './usage.routes.js';
 
 /** What routes need besides the clients: the file routes' byte path and its settings. */
 export type RouteOptions = Omit<FilesRouteDeps, 'files' | 'projects'> & {

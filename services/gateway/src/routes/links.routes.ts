@@ -4,8 +4,9 @@ import type { LinkSigner } from '../links/link-signer.js';
 import type { ObjectStore } from '../transfer/object-store.js';
 import { CreateLinkBody, LinkParams, LinkResult } from '../schemas/links.schemas.js';
 import { sendFile } from '../transfer/send-file.js';
-import type { FilesClient } from './files.routes.js';
+
 import { defineRoute, type RouteDef } from './route.js';
+import type { FilesClient } from '../clients.js';
 
 export const LINKS_PATH = '/v1/agent/files/links';
 

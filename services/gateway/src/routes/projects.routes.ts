@@ -1,10 +1,9 @@
-import type { ServiceClient } from '@workspace/platform';
-import type { Project, ProjectsServiceService } from '@workspace/proto/workspace/projects/v1/projects';
+import type { Project } from '@workspace/proto/workspace/projects/v1/projects';
 import { CreateProjectBody, ListProjectsQuery, Project as ProjectSchema, ProjectList, UpdateProjectBody } from '../schemas/projects.schemas.js';
 import { defineRoute, type RouteDef } from './route.js';
 import * as ex from './examples/projects.examples.js';
+import type { ProjectsClient } from '../clients.js';
 
-export type ProjectsClient = ServiceClient<typeof ProjectsServiceService>;
 
 function toJson(p: Project) {
   return {

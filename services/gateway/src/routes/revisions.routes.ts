@@ -1,7 +1,8 @@
 import { RestoreBody, RestoreResult, RevisionList, RevisionsQuery, TrashList, TrashQuery } from '../schemas/revisions.schemas.js';
-import type { FilesClient } from './files.routes.js';
+
 import { defineRoute, type RouteDef } from './route.js';
 import * as ex from './examples/files.examples.js';
+import type { FilesClient } from '../clients.js';
 
 /**
  * A recursive restore is one atomic step over every trashed file below the path: 10,000 files

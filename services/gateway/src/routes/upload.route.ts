@@ -3,14 +3,19 @@ import { AppError } from '@workspace/platform';
 import type { UploadFileResponse } from '@workspace/proto/workspace/files/v1/files';
 import { readUploadForm, type FileHandler } from '../transfer/upload-form.js';
 import { UploadForm, UploadQuery, UploadResult } from '../schemas/files.schemas.js';
-import { UploadSession } from '../transfer/upload-session.js';
-import type { FilesRouteDeps } from './files.routes.js';
+import { UploadSession, type UploadDeps } from '../transfer/upload-session.js';
+
 import { defineRoute, type RouteDef, type RouteInput } from './route.js';
 import * as ex from './examples/files.examples.js';
 
 type Call = RouteInput<unknown, unknown, unknown>['call'];
 
-export function uploadRoute(deps: FilesRouteDeps): RouteDef {
+/** The upload session's parts, and how long a body may send nothing. */
+export interface UploadRouteDeps extends UploadDeps {
+  uploadIdleTimeoutMs: number;
+}
+
+export function uploadRoute(deps: UploadRouteDeps): RouteDef {
   return defineRoute({
     method: 'post',
     path: '/v1/agent/files/upload',
@@ -46,7 +51,7 @@ export function uploadRoute(deps: FilesRouteDeps): RouteDef {
  * The upload session takes the file (names, destination, quota, parts, hash); it is committed
  * only after the form's closing delimiter. Any failure on the way aborts it and stores nothing.
  */
-function storeFile(deps: FilesRouteDeps, call: Call, req: Request): FileHandler<UploadFileResponse> {
+function storeFile(deps: UploadRouteDeps, call: Call, req: Request): FileHandler<UploadFileResponse> {
   return async (fields, file, formDone) => {
     // The file is smaller than the whole body, which Content-Length (when sent) gives.
     const sizeAtMost = Number(req.headers['content-length'] ?? NaN);

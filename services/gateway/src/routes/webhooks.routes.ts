@@ -1,10 +1,10 @@
-import { errors, type ServiceClient } from '@workspace/platform';
-import type { Webhook as WebhookProto, WebhooksServiceService } from '@workspace/proto/workspace/webhooks/v1/webhooks';
+import { errors } from '@workspace/platform';
+import type { Webhook as WebhookProto } from '@workspace/proto/workspace/webhooks/v1/webhooks';
 import { CreatedWebhook, CreateWebhookBody, DeliveryList, UpdateWebhookBody, Webhook, WebhookIdParams, WebhookList } from '../schemas/webhooks.schemas.js';
 import * as ex from './examples/webhooks.examples.js';
 import { defineRoute, type RouteDef } from './route.js';
+import type { WebhooksClient } from '../clients.js';
 
-export type WebhooksClient = ServiceClient<typeof WebhooksServiceService>;
 
 const BASE = ['UNAUTHENTICATED', 'UNAVAILABLE'] as const;
 const WITH_BODY = ['INVALID_ARGUMENT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const;

@@ -3,8 +3,7 @@ import { errors, type Logger, type OutgoingContext } from '@workspace/platform';
 import type { BeginUploadResponse, CompletedPart, UploadFileResponse } from '@workspace/proto/workspace/files/v1/files';
 import type { ObjectStore } from './object-store.js';
 import { sendBody, type PartSink, type SentBody } from './upload-transfer.js';
-import { conflictMode } from '../routes/files.json.js';
-import type { FilesClient } from '../routes/files.routes.js';
+import { conflictMode, type FilesClient } from '../clients.js';
 
 /** CommitUpload completes the store's multipart upload, which takes seconds for thousands of parts. */
 export const COMMIT_DEADLINE_MS = 120_000;
