@@ -2,6 +2,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -53,4 +54,47 @@ export function onPath(binary) {
   } catch {
     return false;
   }
+}
+
+/** Whether nothing listens on `port` of `host` (we could bind it now). */
+function bindable(port, host) {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+}
+
+/** Resolves with a port the system picked free on `host`, held until `release` is called. */
+function holdFree(host) {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => resolve({ port: server.address().port, release: () => new Promise((r) => server.close(() => r())) }));
+  });
+}
+
+/**
+ * The ports of a stack, by name: a port given in the environment is kept as given; else the
+ * default when nothing listens there; else one the system picks free (all picked ones held until
+ * every one is known, so none repeats). So a second stack on one machine (another PORT) never
+ * collides with the first. → {name: {port, how: 'set' | 'default' | 'picked'}}.
+ */
+export async function choosePorts(wanted, host = '127.0.0.1') {
+  const chosen = {};
+  const held = [];
+  try {
+    for (const [name, { given, fallback }] of Object.entries(wanted)) {
+      if (given !== undefined && given !== '') chosen[name] = { port: Number(given), how: 'set' };
+      else if (!Object.values(chosen).some((c) => c.port === fallback) && (await bindable(fallback, host))) chosen[name] = { port: fallback, how: 'default' };
+      else {
+        const free = await holdFree(host);
+        held.push(free);
+        chosen[name] = { port: free.port, how: 'picked' };
+      }
+    }
+  } finally {
+    await Promise.all(held.map((h) => h.release()));
+  }
+  return chosen;
 }

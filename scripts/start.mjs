@@ -6,34 +6,41 @@ import { createInterface } from 'node:readline';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { build, dataDir, devSecret, ensureInstalled, onPath, root } from './lib.mjs';
+import { build, choosePorts, dataDir, devSecret, ensureInstalled, onPath, root } from './lib.mjs';
 import { Supervisor } from './supervisor.mjs';
 
 const env = process.env;
-const PORT = env.PORT ?? '8080';
 const REDIS_URL = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const NATS_URL = env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const ADDR = {
-  projects: env.PROJECTS_ADDR ?? '127.0.0.1:50051',
-  files: env.FILES_ADDR ?? '127.0.0.1:50052',
-  agents: env.AGENTS_ADDR ?? '127.0.0.1:50053',
-  automations: env.AUTOMATIONS_ADDR ?? '127.0.0.1:50054',
-  webhooks: env.WEBHOOKS_ADDR ?? '127.0.0.1:50055',
+/** Each process's default ports (services/<name>/src/config.ts), used when free and not set. */
+const DEFAULT_PORTS = {
+  gateway: { listen: 8080, metrics: 9464 },
+  projects: { listen: 50051, metrics: 9465 },
+  files: { listen: 50052, metrics: 9466 },
+  agents: { listen: 50053, metrics: 9467 },
+  automations: { listen: 50054, metrics: 9468 },
+  webhooks: { listen: 50055, metrics: 9469 },
 };
+/** The gateway's port and every service's address, set by the environment or chosen at start (choosePorts). */
+let PORT;
+const ADDR = {};
+/** Each process's metrics port, chosen at start. */
+const METRICS = {};
 
 /** The processes of the stack, started in this order and stopped in reverse. */
 const SERVICES = [
-  { name: 'files', env: () => ({ GRPC_PORT: port(ADDR.files), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, ...s3Env }) },
-  { name: 'projects', env: () => ({ GRPC_PORT: port(ADDR.projects), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, FILES_ADDR: ADDR.files }) },
-  { name: 'agents', env: () => ({ GRPC_PORT: port(ADDR.agents), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, PROJECTS_ADDR: ADDR.projects, FILES_ADDR: ADDR.files }) },
-  { name: 'automations', env: () => ({ GRPC_PORT: port(ADDR.automations), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, AGENTS_ADDR: ADDR.agents }) },
+  { name: 'files', env: () => ({ METRICS_PORT: METRICS.files, GRPC_PORT: port(ADDR.files), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, ...s3Env }) },
+  { name: 'projects', env: () => ({ METRICS_PORT: METRICS.projects, GRPC_PORT: port(ADDR.projects), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, FILES_ADDR: ADDR.files }) },
+  { name: 'agents', env: () => ({ METRICS_PORT: METRICS.agents, GRPC_PORT: port(ADDR.agents), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, PROJECTS_ADDR: ADDR.projects, FILES_ADDR: ADDR.files }) },
+  { name: 'automations', env: () => ({ METRICS_PORT: METRICS.automations, GRPC_PORT: port(ADDR.automations), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, AGENTS_ADDR: ADDR.agents }) },
   // Development: webhooks may point at this machine (docs/api/webhooks.md#urls-and-ssrf);
   // deployments list no host.
-  { name: 'webhooks', env: () => ({ GRPC_PORT: port(ADDR.webhooks), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, WEBHOOK_ALLOWED_HOSTS: env.WEBHOOK_ALLOWED_HOSTS ?? '127.0.0.1,localhost' }) },
+  { name: 'webhooks', env: () => ({ METRICS_PORT: METRICS.webhooks, GRPC_PORT: port(ADDR.webhooks), GRPC_HOST: '127.0.0.1', REDIS_URL, NATS_URL, WEBHOOK_ALLOWED_HOSTS: env.WEBHOOK_ALLOWED_HOSTS ?? '127.0.0.1,localhost' }) },
   {
     name: 'gateway',
     env: () => ({
       PORT,
+      METRICS_PORT: METRICS.gateway,
       REDIS_URL,
       AUTH_JWT_SECRET: env.AUTH_JWKS_URL || env.AUTH_PUBLIC_KEY ? env.AUTH_JWT_SECRET ?? '' : devSecret(),
       PROJECTS_ADDR: ADDR.projects,
@@ -154,6 +161,18 @@ await backend('nats', NATS_URL, 'nats-server', ['-a', nats.hostname, '-p', nats.
   'Install it (Debian: apt-get install nats-server) or set NATS_URL to a NATS server with JetStream.');
 await embeddedS3();
 
+// Every port the stack binds: as set, else the default when free, else one picked free, so
+// that two stacks on one machine (another PORT) do not collide.
+const ADDR_VARS = { projects: 'PROJECTS_ADDR', files: 'FILES_ADDR', agents: 'AGENTS_ADDR', automations: 'AUTOMATIONS_ADDR', webhooks: 'WEBHOOKS_ADDR' };
+const ports = await choosePorts({
+  gateway: { given: env.PORT, fallback: DEFAULT_PORTS.gateway.listen },
+  ...Object.fromEntries(Object.entries(ADDR_VARS).map(([name, v]) => [name, { given: env[v] && port(env[v]), fallback: DEFAULT_PORTS[name].listen }])),
+  ...Object.fromEntries(Object.entries(DEFAULT_PORTS).map(([name, d]) => [`${name} metrics`, { given: undefined, fallback: d.metrics }])),
+});
+PORT = String(ports.gateway.port);
+for (const [name, v] of Object.entries(ADDR_VARS)) ADDR[name] = env[v] ?? `127.0.0.1:${ports[name].port}`;
+for (const name of Object.keys(DEFAULT_PORTS)) METRICS[name] = String(ports[`${name} metrics`].port);
+
 for (const service of SERVICES) {
   startChild(service.name, process.execPath, [join(root, 'services', service.name, 'dist/main.js')], service.env());
 }
@@ -162,6 +181,9 @@ await waitFor('the gateway', async () => (await fetch(`${base}/readyz`).catch(()
 
 console.log(`
 ✓ ready at ${base}   (API reference: ${base}/docs, OpenAPI: ${base}/openapi.json)
+  ports: ${Object.keys(DEFAULT_PORTS)
+    .map((name) => `${name} ${name === 'gateway' ? PORT : port(ADDR[name])} (metrics ${METRICS[name]})`)
+    .join(', ')}${Object.values(ports).some((p) => p.how === 'picked') ? '\n         (ports not set and taken at their defaults were picked free)' : ''}
   logs: ${join(dataDir(), 'logs')}
   get a token:  TOKEN=$(npm run -s token -- alice)
   try it:       curl -H "Authorization: Bearer $TOKEN" ${base}/v1/agent/projects
