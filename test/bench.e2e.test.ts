@@ -71,6 +71,10 @@ describe('bench — smoke', () => {
 
       const report = JSON.parse(await readFile(join(dir, 'latest.json'), 'utf8'));
       expect(report).toMatchObject({ startedAt: expect.any(String), machine: { cpus: expect.any(Number), node: process.version } });
+      // How fast the machine was: what makes runs of other days readable.
+      expect(report.calibration).toMatchObject({ kernel: expect.any(String), cpuModel: expect.any(String), node: process.version });
+      expect(report.calibration.ioredisMicrosPerCommand).toBeGreaterThan(0);
+      expect(report.calibration.bareExpressReqPerS).toBeGreaterThan(0);
       expect(new Date(report.startedAt).toISOString()).toBe(report.startedAt);
       expect(report.scenarios.map((s: { scenario: string }) => s.scenario)).toEqual(SCENARIOS);
       for (const s of report.scenarios) {

@@ -12,6 +12,7 @@ import { apiClient } from './http.mjs';
 import { failedResult, scenarioResult, writeReport } from './report.mjs';
 import { ensureBucket, listKeys, s3Client } from './s3.mjs';
 import { openTarget } from './target.mjs';
+import { calibrate } from './calibration.mjs';
 import { agentGet, agentPatch, agentsList10k } from '../scenarios/agents.mjs';
 import { importHostile } from '../scenarios/agents-import.mjs';
 import { tusUnfinished100 } from '../scenarios/files-tus.mjs';
@@ -108,6 +109,9 @@ export async function main(env = process.env) {
   console.log(`› bench (scale ${scale.name}): ${names.join(', ')}`);
   const target = await openTarget({ env, resultsDir });
   console.log(`› target: ${target.mode === 'launched' ? `a stack launched at ${target.url} (backends: ${JSON.stringify(target.sources)})` : target.url}`);
+  // Measured before the scenarios, while the stack is idle: how fast this machine is today.
+  const calibration = await calibrate({ redisUrl: target.redisUrl, scale });
+  console.log(`› calibration: ${JSON.stringify(calibration)}`);
   const tmp = await mkdtemp(join(tmpdir(), 'bench-'));
   const ctx = createContext(target, scale, tmp);
   const scenarios = [];
@@ -134,6 +138,7 @@ export async function main(env = process.env) {
   const report = {
     startedAt,
     machine: { cpus: cpus().length, node: process.version },
+    calibration,
     scale: scale.name,
     target: target.mode === 'launched' ? 'launched stack' : 'given stack',
     ...(env.BENCH_SERVICE_ENV ? { serviceEnv: JSON.parse(env.BENCH_SERVICE_ENV) } : {}),

@@ -133,6 +133,13 @@ export function markdown(report) {
     `Scale \`${report.scale}\`, ${report.target}, ${report.machine.cpus} CPUs, Node ${report.machine.node}, ${report.durationS} s in all. ` +
       'ratio = system ÷ same-run baseline, higher is better (for latencies: baseline latency ÷ system latency).',
     '',
+    ...(report.calibration
+      ? [
+          `Calibration (read other runs' figures against these): kernel ${report.calibration.kernel}, ${report.calibration.cpuModel}; ` +
+            `ioredis ${report.calibration.ioredisMicrosPerCommand ?? 'n/a'} µs of client CPU per command; bare Express ${report.calibration.bareExpressReqPerS} req/s.`,
+          '',
+        ]
+      : []),
     '| scenario | value | unit | baseline | ratio | p50 | p99 | floor | ÷ floor | CPU ms per unit (system; floor) | targets | notes |',
     '|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|',
   ];
