@@ -13,6 +13,7 @@ export { onShutdown } from './shutdown.js';
 export { tenantKey, userTag } from './tenant.js';
 export { checkJsonValue, type JsonValueProblem } from './json-value.js';
 export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, parsePath, ROOT, segmentProblem, type WorkspacePath } from './workspace-path.js';
+export { lineageCycle } from './lineage.js';
 export { createRedis, duplicateRedis, type RedisClient } from './redis.js';
 export { Metrics } from './metrics.js';
 export { extractTraceContext, initTracing, injectTraceContext, traceIdOf, tracer, tracingEnabled, SpanKind, SpanStatusCode, type Context, type Span } from './tracing.js';

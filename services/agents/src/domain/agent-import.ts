@@ -1,4 +1,4 @@
-import { AppError, errors, isAppError, parsePath, type WorkspaceEvent } from '@workspace/platform';
+import { AppError, errors, isAppError, lineageCycle, parsePath, type WorkspaceEvent } from '@workspace/platform';
 import type { AliasRecord } from './alias-ports.js';
 import { ALIAS_DESCRIPTION_MAX, ALIAS_NAME } from './aliases.js';
 import { EVENT_SOURCE } from './agents.js';
@@ -74,7 +74,7 @@ export class AgentImport {
       if (ids.has(c.configId)) throw errors.invalidArgument('configId appears twice', `configs[${i}].configId`);
       ids.set(c.configId, newId('cfg'));
     });
-    const cycle = cycleIn(checked);
+    const cycle = lineageCycle(checked);
     if (cycle !== undefined) throw errors.invalidArgument('parentConfigId leads back to this configuration (the lineage must not be a cycle)', `configs[${cycle}].parentConfigId`);
     const aliases = checkAliases(input.aliases, ids, this.#o.maxAliases);
     const projects = await this.#projects(scope, checked, input.projectName);
@@ -164,26 +164,6 @@ function isStoredPath(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** The index of a config whose parentConfigId chain comes back to a config already on it, if any. */
-function cycleIn(configs: readonly { configId: string; parentConfigId: string | null }[]): number | undefined {
-  const index = new Map(configs.map((c, i) => [c.configId, i]));
-  // 0: not seen, 1: on the chain being followed, 2: known to end (at null or outside the archive).
-  const state = new Uint8Array(configs.length);
-  for (let start = 0; start < configs.length; start++) {
-    const chain: number[] = [];
-    let at: number | undefined = start;
-    while (at !== undefined && state[at] === 0) {
-      state[at] = 1;
-      chain.push(at);
-      const parent: string | null = configs[at]!.parentConfigId;
-      at = parent === null ? undefined : index.get(parent);
-    }
-    if (at !== undefined && state[at] === 1) return at;
-    for (const i of chain) state[i] = 2;
-  }
-  return undefined;
 }
 
 /** Names a field error of one config by its place in the archive (`configs[3].name`). */

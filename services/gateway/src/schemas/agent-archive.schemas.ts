@@ -1,4 +1,4 @@
-import { isAppError, parsePath } from '@workspace/platform';
+import { isAppError, lineageCycle, parsePath } from '@workspace/platform';
 import { z } from 'zod';
 import { PutAliasBody } from './agent-aliases.schemas.js';
 import { CreateAgentBody, MAX_KNOWLEDGE_FILES } from './agents.schemas.js';
@@ -71,26 +71,6 @@ const ArchivedConfig = z
 /** An alias as an export writes it: PUT …/aliases/{alias}'s body, with its name. */
 const ArchivedAlias = z.object({ alias: z.string().max(64), ...PutAliasBody.shape }).strict();
 
-/** The index of a config whose parentConfigId chain comes back to a config already on it, if any. */
-function cycleIn(configs: readonly { configId: string; parentConfigId?: string | null | undefined }[]): number | undefined {
-  const index = new Map(configs.map((c, i) => [c.configId, i]));
-  // 0: not seen, 1: on the chain being followed, 2: known to end (at null or outside the archive).
-  const state = new Uint8Array(configs.length);
-  for (let start = 0; start < configs.length; start++) {
-    const chain: number[] = [];
-    let at: number | undefined = start;
-    while (at !== undefined && state[at] === 0) {
-      state[at] = 1;
-      chain.push(at);
-      const parent: string | null | undefined = configs[at]!.parentConfigId;
-      at = parent ? index.get(parent) : undefined;
-    }
-    if (at !== undefined && state[at] === 1) return at;
-    for (const i of chain) state[i] = 2;
-  }
-  return undefined;
-}
-
 /** `agent.json` of an Agent archive. */
 export const AgentArchiveDocument = z
   .object({
@@ -106,7 +86,7 @@ export const AgentArchiveDocument = z
       if (seen.has(c.configId)) ctx.addIssue({ code: 'custom', path: ['configs', i, 'configId'], message: 'appears twice' });
       seen.add(c.configId);
     });
-    const cycle = cycleIn(document.configs);
+    const cycle = lineageCycle(document.configs);
     if (cycle !== undefined) ctx.addIssue({ code: 'custom', path: ['configs', cycle, 'parentConfigId'], message: 'leads back to this configuration (the lineage must not be a cycle)' });
   });
 
