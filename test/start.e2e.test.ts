@@ -61,7 +61,6 @@ describe('npm start', () => {
         REDIS_URL: infra.redisUrl,
         NATS_URL: infra.natsUrl,
         DATA_DIR: dataDir,
-        METRICS_PORT: '0',
         AUTH_JWT_SECRET: secret,
       };
       for (const key of ['S3_ENDPOINT', 'AUTH_JWKS_URL', 'AUTH_PUBLIC_KEY']) delete env[key];
@@ -71,6 +70,13 @@ describe('npm start', () => {
       const started = new Map<number, string>();
       try {
         await expect.poll(() => output.some((l) => l.startsWith('✓ ready at')), { timeout: 110_000, interval: 200 }).toBe(true);
+        // It says which port each process took (as set, its default when free, or picked free), and they all differ.
+        const ports = output.find((l) => l.trim().startsWith('ports:'));
+        expect(ports).toContain(`gateway ${port} (metrics `);
+        expect(ports).toContain(`projects ${grpc[0]} (metrics `);
+        const metrics = [...(ports ?? '').matchAll(/metrics (\d+)/g)].map((m) => Number(m[1]));
+        expect(metrics).toHaveLength(6);
+        expect(new Set([port, ...grpc.slice(0, 5), ...metrics]).size).toBe(12);
         const base = `http://127.0.0.1:${port}`;
         const sub = newUserId();
         const token = await mintToken({ secret, sub });
