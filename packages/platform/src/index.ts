@@ -12,6 +12,7 @@ export type { AsyncService, ServiceClient } from './grpc/types.js';
 export { onShutdown } from './shutdown.js';
 export { tenantKey, userTag } from './tenant.js';
 export { checkJsonValue, type JsonValueProblem } from './json-value.js';
+export * from './agent-fields.js';
 export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, parsePath, ROOT, segmentProblem, type WorkspacePath } from './workspace-path.js';
 export { lineageCycle } from './lineage.js';
 export { createRedis, duplicateRedis, type RedisClient } from './redis.js';

@@ -1,8 +1,7 @@
-import { checkJsonValue, errors } from '@workspace/platform';
+import { AGENT_FIELD_NAMES, AGENT_FIELDS, checkJsonValue, errors, type AgentFieldName, type AgentFieldSpec, type RESPONSE_MODES, type THREAD_CREATION_MODES } from '@workspace/platform';
 import { charCount, hasLoneSurrogate } from './text.js';
 
-export const RESPONSE_MODES = ['low', 'medium', 'high'] as const;
-export const THREAD_CREATION_MODES = ['explicit', 'automatic'] as const;
+export { RESPONSE_MODES, THREAD_CREATION_MODES } from '@workspace/platform';
 export type ResponseMode = (typeof RESPONSE_MODES)[number];
 export type ThreadCreationMode = (typeof THREAD_CREATION_MODES)[number];
 
@@ -42,44 +41,12 @@ export interface EditableFields {
   connectors: Connector[] | null;
 }
 
-export const EDITABLE_FIELDS = [
-  'name', 'description', 'goal', 'instructions', 'conversationStarters', 'responseMode', 'projectName',
-  'threadManagementEnabled', 'threadCreationMode', 'knowledgeFiles', 'skills', 'connectors',
-] as const satisfies readonly (keyof EditableFields)[];
+/** In declaration order (docs/api/agents.md#editable-fields): the order diffs compare them in. */
+export const EDITABLE_FIELDS: readonly (keyof EditableFields)[] = AGENT_FIELD_NAMES;
 
-export const DEFAULTS: Omit<EditableFields, 'name'> = {
-  description: '',
-  goal: '',
-  instructions: '',
-  conversationStarters: [],
-  responseMode: 'high',
-  projectName: 'Home',
-  threadManagementEnabled: true,
-  threadCreationMode: 'explicit',
-  knowledgeFiles: [],
-  skills: null,
-  connectors: null,
-};
-
-export const LIMITS = {
-  name: 100,
-  description: 1_000,
-  goal: 4_000,
-  instructions: 64_000,
-  conversationStarters: 10,
-  conversationStarter: 500,
-  projectName: 100,
-  knowledgeFiles: 20,
-  skills: 50,
-  skill: 100,
-  connectors: 20,
-  connectorBytes: 8 * 1024,
-  /**
-   * Levels of objects and arrays in one connector, itself level 1. Connectors travel as
-   * google.protobuf.Value, three messages a level, and decoders stop at 100 messages deep.
-   */
-  connectorDepth: 16,
-} as const;
+export const DEFAULTS = Object.fromEntries(
+  AGENT_FIELD_NAMES.filter((k) => k !== 'name').map((k) => [k, AGENT_FIELDS[k].default]),
+) as unknown as Omit<EditableFields, 'name'>;
 
 /** What a caller submits: any subset of the fields, not yet checked. */
 export type FieldsInput = { [K in keyof EditableFields]?: unknown };
@@ -111,47 +78,53 @@ function oneOf<T extends string>(value: unknown, field: string, allowed: readonl
 }
 
 /** The shape only: the files service applies the path rules (INVALID_PATH) when it copies the file. */
-function knowledgeFile(value: unknown, field: string): KnowledgeRequest {
+function knowledgeFile(value: unknown, field: string, pathMax: number): KnowledgeRequest {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail(field, 'must be an object {path}');
   const extra = Object.keys(value).find((k) => k !== 'path');
   if (extra !== undefined) fail(`${field}.${extra}`, 'is not a known field');
-  return { path: text((value as { path?: unknown }).path, `${field}.path`, 1, 900) };
+  return { path: text((value as { path?: unknown }).path, `${field}.path`, 1, pathMax) };
 }
 
-function connector(value: unknown, field: string): Connector {
+function connector(value: unknown, field: string, limits: { maxBytes: number; maxDepth: number }): Connector {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail(field, 'must be an object');
   const type = (value as { type?: unknown }).type;
   if (typeof type !== 'string' || type.length === 0) fail(`${field}.type`, 'must be a non-empty string');
   // Checked first, without recursion: what follows (JSON text, the digest) recurses.
-  const problem = checkJsonValue(value, LIMITS.connectorDepth);
-  if (problem === 'too-deep') fail(field, `must be nested at most ${LIMITS.connectorDepth} levels deep`);
+  const problem = checkJsonValue(value, limits.maxDepth);
+  if (problem === 'too-deep') fail(field, `must be nested at most ${limits.maxDepth} levels deep`);
   if (problem === 'not-finite') fail(field, 'must hold finite numbers only');
   const json = JSON.stringify(value);
   if (hasLoneSurrogate(json)) fail(field, 'must be valid Unicode');
-  if (Buffer.byteLength(json, 'utf8') > LIMITS.connectorBytes) fail(field, `must be at most ${LIMITS.connectorBytes} bytes of JSON`);
+  if (Buffer.byteLength(json, 'utf8') > limits.maxBytes) fail(field, `must be at most ${limits.maxBytes} bytes of JSON`);
   return value as Connector;
 }
 
-type Checkers = { [K in keyof SubmittedFields]: (value: unknown, field: K) => SubmittedFields[K] };
+/** The check of one field, from its declaration (the messages are this service's own). */
+function checkerOf(spec: AgentFieldSpec): (value: unknown, field: string) => unknown {
+  switch (spec.kind) {
+    case 'text':
+      return spec.trim ? (v, f) => text(typeof v === 'string' ? v.trim() : v, f, spec.min, spec.max) : (v, f) => text(v, f, spec.min, spec.max);
+    case 'enum':
+      return (v, f) => oneOf(v, f, spec.values);
+    case 'boolean':
+      return (v, f) => (typeof v === 'boolean' ? v : fail(f, 'must be a boolean'));
+    case 'textList': {
+      const check = (v: unknown, f: string) => list(v, f, spec.maxItems).map((s, i) => text(s, `${f}[${i}]`, spec.min, spec.max));
+      return spec.nullable ? (v, f) => (v === null ? null : check(v, f)) : check;
+    }
+    case 'knowledgeList':
+      return (v, f) => list(v, f, spec.maxItems).map((k, i) => knowledgeFile(k, `${f}[${i}]`, spec.pathMax));
+    case 'connectorList':
+      return (v, f) => (v === null ? null : list(v, f, spec.maxItems).map((c, i) => connector(c, `${f}[${i}]`, spec)));
+  }
+}
 
-const CHECK: Checkers = {
-  name: (v, f) => {
-    const trimmed = typeof v === 'string' ? v.trim() : v;
-    return text(trimmed, f, 1, LIMITS.name);
-  },
-  description: (v, f) => text(v, f, 0, LIMITS.description),
-  goal: (v, f) => text(v, f, 0, LIMITS.goal),
-  instructions: (v, f) => text(v, f, 0, LIMITS.instructions),
-  conversationStarters: (v, f) =>
-    list(v, f, LIMITS.conversationStarters).map((s, i) => text(s, `${f}[${i}]`, 1, LIMITS.conversationStarter)),
-  responseMode: (v, f) => oneOf(v, f, RESPONSE_MODES),
-  projectName: (v, f) => text(v, f, 1, LIMITS.projectName),
-  threadManagementEnabled: (v, f) => (typeof v === 'boolean' ? v : fail(f, 'must be a boolean')),
-  threadCreationMode: (v, f) => oneOf(v, f, THREAD_CREATION_MODES),
-  knowledgeFiles: (v, f) => list(v, f, LIMITS.knowledgeFiles).map((k, i) => knowledgeFile(k, `${f}[${i}]`)),
-  skills: (v, f) => (v === null ? null : list(v, f, LIMITS.skills).map((s, i) => text(s, `${f}[${i}]`, 1, LIMITS.skill))),
-  connectors: (v, f) => (v === null ? null : list(v, f, LIMITS.connectors).map((c, i) => connector(c, `${f}[${i}]`))),
-};
+const CHECK = Object.fromEntries(AGENT_FIELD_NAMES.map((k) => [k, checkerOf(AGENT_FIELDS[k])])) as Record<AgentFieldName, (value: unknown, field: string) => unknown>;
+
+/** The stored shape and the declaration name the same fields (a field missing in either fails typecheck). */
+type SameKeys<A, B> = [Exclude<A, B> | Exclude<B, A>] extends [never] ? true : never;
+const _sameKeys: SameKeys<keyof EditableFields, AgentFieldName> = true;
+void _sameKeys;
 
 /**
  * Checks the submitted fields against docs/api/agents.md#editable-fields and returns them in stored
@@ -163,7 +136,7 @@ export function checkFields(input: FieldsInput): Partial<SubmittedFields> {
   for (const key of EDITABLE_FIELDS) {
     const value = input[key];
     if (value === undefined) continue;
-    out[key] = (CHECK[key] as (v: unknown, f: string) => unknown)(value, key);
+    out[key] = CHECK[key](value, key);
   }
   return out as Partial<SubmittedFields>;
 }

@@ -6,7 +6,8 @@ import type {
   Chat,
   KnowledgeFile as KnowledgeFileProto,
 } from '@workspace/proto/workspace/agents/v1/agents';
-import type { FieldsInput, KnowledgeFile } from '../domain/fields.js';
+import { agentFieldsFromProto } from '@workspace/platform';
+import { editableOf, type FieldsInput, type KnowledgeFile } from '../domain/fields.js';
 import type { AgentConfig, AgentRecord, ChatRecord } from '../domain/ports.js';
 
 /** Only the members that were sent, so that validation sees exactly what the caller gave. */
@@ -21,20 +22,7 @@ function knowledgeInput(file: KnowledgeFileProto): Record<string, unknown> {
 /** The submitted fields of a request; absent ones stay undefined. */
 export function fieldsFromProto(fields: AgentFields | undefined): FieldsInput {
   if (!fields) return {};
-  return {
-    name: fields.name,
-    description: fields.description,
-    goal: fields.goal,
-    instructions: fields.instructions,
-    conversationStarters: fields.conversationStarters?.values,
-    responseMode: fields.responseMode,
-    projectName: fields.projectName,
-    threadManagementEnabled: fields.threadManagementEnabled,
-    threadCreationMode: fields.threadCreationMode,
-    knowledgeFiles: fields.knowledgeFiles?.files.map(knowledgeInput),
-    skills: fields.skills,
-    connectors: fields.connectors,
-  };
+  return agentFieldsFromProto(fields, knowledgeInput);
 }
 
 function knowledgeToProto(file: KnowledgeFile): KnowledgeFileProto {
@@ -46,19 +34,9 @@ export function configToProto(c: AgentConfig): AgentConfigProto {
     schemaVersion: c.schemaVersion,
     configId: c.configId,
     agentId: c.agentId,
-    name: c.name,
     normalizedName: c.normalizedName,
-    description: c.description,
-    goal: c.goal,
-    instructions: c.instructions,
-    conversationStarters: c.conversationStarters,
-    responseMode: c.responseMode,
-    threadManagementEnabled: c.threadManagementEnabled,
-    threadCreationMode: c.threadCreationMode,
-    projectName: c.projectName,
+    ...editableOf(c),
     knowledgeFiles: c.knowledgeFiles.map(knowledgeToProto),
-    skills: c.skills,
-    connectors: c.connectors,
     createdAt: c.createdAt,
     contentDigest: c.contentDigest,
     // Configs written before change notes existed have neither field.

@@ -1,6 +1,7 @@
 import type { Agent, AgentConfig, AgentFields, AgentListItem, Chat, KnowledgeFile } from '@workspace/proto/workspace/agents/v1/agents';
 import type { z } from 'zod';
-import type { CreateAgentBody, UpdateAgentBody } from '../schemas/agents.schemas.js';
+import { AGENT_FIELD_NAMES, agentFieldsToProto, type AgentFieldName } from '@workspace/platform';
+import { CONFIG_MEMBER_ORDER, type CreateAgentBody, type UpdateAgentBody } from '../schemas/agents.schemas.js';
 
 type Fields = Omit<z.output<typeof UpdateAgentBody>, 'baseConfigId'> | z.output<typeof CreateAgentBody>;
 
@@ -9,20 +10,7 @@ type Fields = Omit<z.output<typeof UpdateAgentBody>, 'baseConfigId'> | z.output<
  * `fromPartial`, because that would turn an explicit `null` (skills, connectors) into "absent".
  */
 export function fieldsToProto(body: Fields): AgentFields {
-  return {
-    name: body.name,
-    description: body.description,
-    goal: body.goal,
-    instructions: body.instructions,
-    conversationStarters: body.conversationStarters && { values: body.conversationStarters },
-    responseMode: body.responseMode,
-    projectName: body.projectName,
-    threadManagementEnabled: body.threadManagementEnabled,
-    threadCreationMode: body.threadCreationMode,
-    knowledgeFiles: body.knowledgeFiles && { files: body.knowledgeFiles.map((k) => ({ path: k.path, size: undefined, sha256: undefined, mimeType: undefined })) },
-    skills: body.skills,
-    connectors: body.connectors,
-  };
+  return agentFieldsToProto(body, (k: { path: string }) => ({ path: k.path, size: undefined, sha256: undefined, mimeType: undefined }));
 }
 
 function knowledgeJson(k: KnowledgeFile) {
@@ -35,20 +23,12 @@ function knowledgeJson(k: KnowledgeFile) {
 }
 
 export function configJson(c: AgentConfig) {
-  return {
+  const json = {
     schemaVersion: c.schemaVersion,
     configId: c.configId,
     agentId: c.agentId,
-    name: c.name,
     normalizedName: c.normalizedName,
-    description: c.description,
-    goal: c.goal,
-    instructions: c.instructions,
-    conversationStarters: c.conversationStarters,
-    responseMode: c.responseMode,
-    threadManagementEnabled: c.threadManagementEnabled,
-    threadCreationMode: c.threadCreationMode,
-    projectName: c.projectName,
+    ...(Object.fromEntries(AGENT_FIELD_NAMES.map((k) => [k, c[k]])) as Pick<AgentConfig, AgentFieldName>),
     knowledgeFiles: c.knowledgeFiles.map(knowledgeJson),
     skills: (c.skills ?? null) as string[] | null,
     connectors: (c.connectors ?? null) as Record<string, unknown>[] | null,
@@ -57,6 +37,8 @@ export function configJson(c: AgentConfig) {
     changeNote: c.changeNote,
     parentConfigId: c.parentConfigId ?? null,
   };
+  // In the order of the AgentConfig message, as the response schema lists them.
+  return Object.fromEntries(CONFIG_MEMBER_ORDER.map((k) => [k, json[k]])) as typeof json;
 }
 
 export function agentJson(a: Agent) {

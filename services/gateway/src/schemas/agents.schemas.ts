@@ -1,4 +1,5 @@
-import { checkJsonValue } from '@workspace/platform';
+import { AGENT_FIELD_NAMES, AGENT_FIELDS, checkJsonValue, type AgentFieldName, type AgentFieldSpec } from '@workspace/platform';
+import { AgentConfig as AgentConfigMessage } from '@workspace/proto/workspace/agents/v1/agents';
 import { z } from 'zod';
 import { hasLoneSurrogate, integerQuery, timestamp, wellFormed } from './common.js';
 
@@ -17,45 +18,89 @@ function chars(min: number, max: number, options: { trim?: boolean } = {}) {
     .meta({ minLength: min, maxLength: max });
 }
 
-const CONNECTOR_MAX_BYTES = 8 * 1024;
-/** Levels of objects and arrays in one connector (itself level 1), as the agents service allows. */
-const CONNECTOR_MAX_DEPTH = 16;
+const { knowledgeFiles: KNOWLEDGE, connectors: CONNECTORS } = AGENT_FIELDS;
 
 /** Knowledge files of one configuration, at most (as submitted, and as an archive holds them stored). */
-export const MAX_KNOWLEDGE_FILES = 20;
+export const MAX_KNOWLEDGE_FILES = KNOWLEDGE.maxItems;
 
 const KnowledgeFileInput = z
-  .object({ path: wellFormed(z.string().min(1).max(900)).describe('an existing workspace file, e.g. /files/notes.md; its bytes are copied for the Agent when the config is written') })
+  .object({ path: wellFormed(z.string().min(1).max(KNOWLEDGE.pathMax)).describe('an existing workspace file, e.g. /files/notes.md; its bytes are copied for the Agent when the config is written') })
   .strict();
 
 const Connector = z
   .looseObject({ type: z.string().min(1).describe('what the connector connects to') })
   .superRefine((value, ctx) => {
     // Depth first, without recursion: JSON.stringify recurses.
-    if (checkJsonValue(value, CONNECTOR_MAX_DEPTH) === 'too-deep') {
-      ctx.addIssue({ code: 'custom', message: `must be nested at most ${CONNECTOR_MAX_DEPTH} levels deep` });
-    } else if (Buffer.byteLength(JSON.stringify(value), 'utf8') > CONNECTOR_MAX_BYTES) {
-      ctx.addIssue({ code: 'custom', message: `must be at most ${CONNECTOR_MAX_BYTES} bytes of JSON` });
+    if (checkJsonValue(value, CONNECTORS.maxDepth) === 'too-deep') {
+      ctx.addIssue({ code: 'custom', message: `must be nested at most ${CONNECTORS.maxDepth} levels deep` });
+    } else if (Buffer.byteLength(JSON.stringify(value), 'utf8') > CONNECTORS.maxBytes) {
+      ctx.addIssue({ code: 'custom', message: `must be at most ${CONNECTORS.maxBytes} bytes of JSON` });
     } else if (hasLoneSurrogate(value)) {
       ctx.addIssue({ code: 'custom', message: 'must be valid Unicode (no lone surrogates)' });
     }
   })
-  .describe('any JSON object with a string `type`; at most 8 KiB as JSON and 16 levels of objects and arrays deep (the connector is level 1)');
+  .describe(`any JSON object with a string \`type\`; at most ${CONNECTORS.maxBytes / 1024} KiB as JSON and ${CONNECTORS.maxDepth} levels of objects and arrays deep (the connector is level 1)`);
+
+type InputOf<S> = S extends { kind: 'text' }
+  ? string
+  : S extends { kind: 'enum'; values: readonly (infer V)[] }
+    ? V
+    : S extends { kind: 'boolean' }
+      ? boolean
+      : S extends { kind: 'textList'; nullable: true }
+        ? string[] | null
+        : S extends { kind: 'textList' }
+          ? string[]
+          : S extends { kind: 'knowledgeList' }
+            ? { path: string }[]
+            : S extends { kind: 'connectorList' }
+              ? ({ type: string } & Record<string, unknown>)[] | null
+              : never;
+
+/** The validated value of each editable field. */
+type EditableInput = { [K in AgentFieldName]: InputOf<(typeof AGENT_FIELDS)[K]> };
+
+/** The request schema of one editable field, from its declaration. */
+function inputOf(spec: AgentFieldSpec): z.ZodType {
+  switch (spec.kind) {
+    case 'text':
+      return chars(spec.min, spec.max, spec.trim ? { trim: true } : {});
+    case 'enum':
+      return z.enum(spec.values);
+    case 'boolean':
+      return z.boolean();
+    case 'textList': {
+      const list = z.array(chars(spec.min, spec.max)).max(spec.maxItems);
+      return spec.nullable ? list.nullable() : list;
+    }
+    case 'knowledgeList':
+      return z.array(KnowledgeFileInput).max(spec.maxItems);
+    case 'connectorList':
+      return z.array(Connector).max(spec.maxItems).nullable();
+  }
+}
+
+/** The response schema of one editable field, as a stored configuration holds it. */
+function outputOf(spec: AgentFieldSpec): z.ZodType {
+  switch (spec.kind) {
+    case 'text':
+      return z.string();
+    case 'enum':
+      return z.enum(spec.values);
+    case 'boolean':
+      return z.boolean();
+    case 'textList':
+      return spec.nullable ? z.array(z.string()).nullable() : z.array(z.string());
+    case 'knowledgeList':
+      return z.array(KnowledgeFile);
+    case 'connectorList':
+      return z.array(z.looseObject({ type: z.string() })).nullable();
+  }
+}
 
 /** The editable fields (docs/api/agents.md#editable-fields), every one optional; create adds `name` as required. */
-const editable = {
-  name: chars(1, 100, { trim: true }).describe('1–100 characters; stored trimmed'),
-  description: chars(0, 1_000).describe('default ""'),
-  goal: chars(0, 4_000).describe('default ""'),
-  instructions: chars(0, 64_000).describe('default ""'),
-  conversationStarters: z.array(chars(1, 500)).max(10).describe('default []; at most 10, each 1–500 characters'),
-  responseMode: z.enum(['low', 'medium', 'high']).describe('default "high"'),
-  projectName: chars(1, 100).describe('default "Home"; an existing, unarchived project, matched case-insensitively; the stored spelling is kept'),
-  threadManagementEnabled: z.boolean().describe('default true'),
-  threadCreationMode: z.enum(['explicit', 'automatic']).describe('default "explicit"'),
-  knowledgeFiles: z.array(KnowledgeFileInput).max(MAX_KNOWLEDGE_FILES).describe('default []; at most 20 `{path}` objects'),
-  skills: z.array(chars(1, 100)).max(50).nullable().describe('default null; null or at most 50 strings of 1–100 characters'),
-  connectors: z.array(Connector).max(20).nullable().describe('default null; null or at most 20 connector objects'),
+const editable = Object.fromEntries(AGENT_FIELD_NAMES.map((k) => [k, inputOf(AGENT_FIELDS[k]).describe(AGENT_FIELDS[k].doc)])) as {
+  [K in AgentFieldName]: z.ZodType<EditableInput[K]>;
 };
 
 const optionalEditable = Object.fromEntries(Object.entries(editable).map(([k, v]) => [k, v.optional()])) as {
@@ -104,29 +149,25 @@ export const KnowledgeFile = z
   })
   .meta({ id: 'KnowledgeFile', description: "A knowledge file as stored: a copy owned by the Agent, unaffected by later changes to the workspace file; removed with the Agent." });
 
+/** The members of a stored configuration other than its editable fields. */
+const configMembers = {
+  schemaVersion: z.number().int(),
+  configId: z.string(),
+  agentId: z.string(),
+  normalizedName: z.string().describe('NFKC, trimmed, inner white space collapsed, lower case'),
+  createdAt: timestamp,
+  contentDigest: z.string().describe('SHA-256 (hex) of the RFC 8785 JSON of schemaVersion and the editable fields'),
+  changeNote: z.string().describe('why it was made ("" when none was given); not part of contentDigest'),
+  parentConfigId: z.string().nullable().describe('the config it was made from (the base of the PATCH); null for the first'),
+};
+
+/** The members of a configuration in the order of the AgentConfig message (and of the JSON the gateway writes). */
+export const CONFIG_MEMBER_ORDER = Object.keys(AgentConfigMessage.create()) as (keyof AgentConfigMessage)[];
+
+const configShape: Record<string, z.ZodType> = { ...configMembers, ...Object.fromEntries(AGENT_FIELD_NAMES.map((k) => [k, outputOf(AGENT_FIELDS[k])])) };
+
 export const AgentConfig = z
-  .object({
-    schemaVersion: z.number().int(),
-    configId: z.string(),
-    agentId: z.string(),
-    name: z.string(),
-    normalizedName: z.string().describe('NFKC, trimmed, inner white space collapsed, lower case'),
-    description: z.string(),
-    goal: z.string(),
-    instructions: z.string(),
-    conversationStarters: z.array(z.string()),
-    responseMode: z.enum(['low', 'medium', 'high']),
-    threadManagementEnabled: z.boolean(),
-    threadCreationMode: z.enum(['explicit', 'automatic']),
-    projectName: z.string(),
-    knowledgeFiles: z.array(KnowledgeFile),
-    skills: z.array(z.string()).nullable(),
-    connectors: z.array(z.looseObject({ type: z.string() })).nullable(),
-    createdAt: timestamp,
-    contentDigest: z.string().describe('SHA-256 (hex) of the RFC 8785 JSON of schemaVersion and the editable fields'),
-    changeNote: z.string().describe('why it was made ("" when none was given); not part of contentDigest'),
-    parentConfigId: z.string().nullable().describe('the config it was made from (the base of the PATCH); null for the first'),
-  })
+  .object(Object.fromEntries(CONFIG_MEMBER_ORDER.map((k) => [k, configShape[k]!])) as { [K in keyof typeof configMembers | AgentFieldName]: z.ZodType })
   .meta({ id: 'AgentConfig', description: 'An immutable configuration.' });
 
 export const Agent = z
