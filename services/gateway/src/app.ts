@@ -20,6 +20,7 @@ import { rateLimit, userBucket, type RateLimiter } from './limits/rate-limit.js'
 import type { UploadSlots } from './limits/upload-slots.js';
 import { TUS_PATH, tusDiscovery } from './tus/tus.routes.js';
 import type { Clients } from './clients.js';
+import { requestIdOf, setUser, userOf } from './http/request-context.js';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -68,13 +69,13 @@ function guardsOf(limits: Limits | undefined, logger: Logger): RouteGuards {
 function ensureHome(projects: Clients['projects'], logger: Logger): RequestHandler {
   const seen = new LRUCache<string, true>({ max: 100_000 });
   return async (_req, res, next) => {
-    const userId = res.locals.userId as string;
+    const userId = userOf(res);
     if (!seen.has(userId)) {
       try {
-        await projects.ensureHome({}, { userId, requestId: res.locals.requestId as string });
+        await projects.ensureHome({}, { userId, requestId: requestIdOf(res) });
         seen.set(userId, true);
       } catch (err) {
-        logger.warn({ err, requestId: res.locals.requestId }, 'could not ensure Home; will retry on the next request');
+        logger.warn({ err, requestId: requestIdOf(res) }, 'could not ensure Home; will retry on the next request');
       }
     }
     next();
@@ -101,7 +102,7 @@ export function createApp(deps: GatewayDeps) {
     if (state.shuttingDown) res.setHeader('Connection', 'close');
     // A server span per request (with tracing on); every gRPC call made while serving it carries its traceparent.
     const span = tracingEnabled()
-      ? tracer().startSpan(`HTTP ${req.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': req.path, 'workspace.request_id': res.locals.requestId as string } })
+      ? tracer().startSpan(`HTTP ${req.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': req.path, 'workspace.request_id': requestIdOf(res) } })
       : undefined;
     const traceId = span && traceIdOf(span);
     if (span) {
@@ -119,7 +120,7 @@ export function createApp(deps: GatewayDeps) {
       const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
       requests?.inc({ method: req.method, route, status: res.statusCode });
       latency?.observe({ method: req.method, route }, seconds);
-      deps.logger.info({ requestId: res.locals.requestId, traceId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(seconds * 10_000) / 10 }, 'request');
+      deps.logger.info({ requestId: requestIdOf(res), traceId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(seconds * 10_000) / 10 }, 'request');
     });
     if (span) context.with(trace.setSpan(context.active(), span), next);
     else next();
@@ -136,11 +137,11 @@ export function createApp(deps: GatewayDeps) {
 
   const authenticate: RequestHandler[] = [
     async (req, res, next) => {
-      res.locals.userId = await deps.verify(req.get('authorization'), res.locals.requestId as string);
+      setUser(res, await deps.verify(req.get('authorization'), requestIdOf(res)));
       next();
     },
     // Before anything costs a backend call: one Redis round trip per request.
-    ...(deps.limits ? [rateLimit(deps.limits.rate, (_req, res) => userBucket(res.locals.userId as string))] : []),
+    ...(deps.limits ? [rateLimit(deps.limits.rate, (_req, res) => userBucket(userOf(res)))] : []),
     ensureHome(deps.clients.projects, deps.logger),
   ];
   const routes = buildRoutes(deps.clients, { store: deps.store, logger: deps.logger, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs, links: deps.links, tus: deps.tus });

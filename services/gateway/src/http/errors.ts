@@ -1,10 +1,11 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { AppError, errors, httpStatusOf, isAppError, jsonDetails, type ErrorCode, type JsonDetails, type Logger } from '@workspace/platform';
 import { clientLeft, isCancellation } from './client-gone.js';
+import { requestIdOf } from './request-context.js';
 
 /** Writes the contract's error envelope (and the headers some statuses call for). */
 export function sendError(res: Response, err: AppError, status = httpStatusOf(err.code)): void {
-  const requestId = String(res.locals.requestId ?? '');
+  const requestId = requestIdOf(res);
   if (err.code === 'UNAUTHENTICATED') {
     const hasToken = err.message !== 'missing bearer token';
     // RFC 6750: error_description is printable ASCII without quotes or backslashes.
@@ -54,7 +55,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const known = isAppError(err) ? err : fromHttpLayer(err as { type?: string; status?: number });
     const appError = known ?? errors.internal(err);
     if (appError.code === 'INTERNAL' || appError.code === 'UNAVAILABLE') {
-      const where = { requestId: res.locals.requestId, method: req.method, path: req.path };
+      const where = { requestId: requestIdOf(res), method: req.method, path: req.path };
       if (clientLeft(res) && isCancellation(appError)) logger.debug(where, 'client went away');
       else logger.error({ err: appError.cause ?? err, ...where }, 'request failed');
     }
@@ -67,9 +68,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       sendError(res, appError);
     } catch (renderError) {
       // Never fall through to Express's HTML error page: answer with the bare envelope.
-      logger.error({ err: renderError, requestId: res.locals.requestId }, 'could not render error');
+      logger.error({ err: renderError, requestId: requestIdOf(res) }, 'could not render error');
       res.removeHeader('WWW-Authenticate');
-      res.status(500).type('application/json').send(JSON.stringify({ error: { code: 'INTERNAL', message: 'internal error', requestId: String(res.locals.requestId ?? '') } }));
+      res.status(500).type('application/json').send(JSON.stringify({ error: { code: 'INTERNAL', message: 'internal error', requestId: requestIdOf(res) } }));
     }
   };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import { setRequestId } from './request-context.js';
 
 const VALID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -7,7 +8,7 @@ const VALID = /^[A-Za-z0-9._-]{1,128}$/;
 export const requestId: RequestHandler = (req, res, next) => {
   const given = req.get('x-request-id');
   const id = given && VALID.test(given) ? given : randomUUID();
-  res.locals.requestId = id;
+  setRequestId(res, id);
   res.setHeader('X-Request-Id', id);
   next();
 };

@@ -5,6 +5,7 @@ import { AppError, errors, isAppError, userTag, type Logger } from '@workspace/p
 import { clientWentAway } from '../http/client-gone.js';
 import type { IdempotencyLock, IdempotencyStore, StoredResponse } from './idempotency-store.js';
 import { withTimeout } from './timeout.js';
+import { requestIdOf, setIdempotencyKey, userOf } from '../http/request-context.js';
 
 export interface IdempotencyOptions {
   store: IdempotencyStore;
@@ -48,7 +49,7 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
       return;
     }
     if (!KEY_PATTERN.test(key)) throw errors.invalidArgument('Idempotency-Key must be 1–255 printable ASCII characters', 'Idempotency-Key');
-    const recordKey = `gateway:idempotency:${userTag(res.locals.userId as string)}:${sha256(key)}`;
+    const recordKey = `gateway:idempotency:${userTag(userOf(res))}:${sha256(key)}`;
     const fingerprint = sha256(JSON.stringify([req.method, req.originalUrl, req.body ?? null]));
     let gone = false;
     res.once('close', () => (gone = true));
@@ -59,7 +60,7 @@ export function idempotency(options: IdempotencyOptions): RequestHandler {
     }
     // For services that dedupe by themselves (RouteInput.idempotencyKey): fixed length, bound to
     // the request too, so a retry with another body after a 5xx is not answered with the first.
-    res.locals.idempotencyKey = `http:${sha256(`${key}\n${fingerprint}`)}`;
+    setIdempotencyKey(res, `http:${sha256(`${key}\n${fingerprint}`)}`);
     keepResponse(res, settled, { fingerprint, ttlMs, lockMs, logger: options.logger });
     next();
   };
@@ -95,7 +96,7 @@ function replay(res: Response, stored: StoredResponse): void {
   // An error envelope names the request it answers: this one.
   if (stored.status >= 400 && stored.headers['content-type']?.startsWith('application/json')) {
     const envelope = JSON.parse(body.toString('utf8')) as { error?: { requestId?: string } };
-    if (envelope.error) envelope.error.requestId = String(res.locals.requestId ?? '');
+    if (envelope.error) envelope.error.requestId = requestIdOf(res);
     body = Buffer.from(JSON.stringify(envelope));
   }
   res.status(stored.status);
@@ -123,7 +124,7 @@ function keepResponse(res: Response, lock: IdempotencyLock, o: { fingerprint: st
   heartbeat.unref();
   const settleWith = (work: Promise<boolean>) => {
     clearInterval(heartbeat);
-    work.catch((err: unknown) => o.logger.warn({ err: isAppError(err) ? err : String(err), requestId: res.locals.requestId }, 'could not record an idempotent response; a repeat runs again'));
+    work.catch((err: unknown) => o.logger.warn({ err: isAppError(err) ? err : String(err), requestId: requestIdOf(res) }, 'could not record an idempotent response; a repeat runs again'));
   };
   const write = res.write.bind(res) as (...args: unknown[]) => boolean;
   const end = res.end.bind(res) as (...args: unknown[]) => Response;

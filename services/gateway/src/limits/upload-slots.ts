@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { AppError, errors, userTag, type Logger, type RedisClient } from '@workspace/platform';
 import { withTimeout } from './timeout.js';
+import { userOf } from '../http/request-context.js';
 
 export interface UploadSlotsOptions {
   redis: RedisClient;
@@ -89,7 +90,7 @@ export class UploadSlots {
         held.closed = true;
         held.release?.();
       });
-      held.release = await this.acquire(res.locals.userId as string);
+      held.release = await this.acquire(userOf(res));
       // The client may have gone while the slot was being taken.
       if (held.closed) held.release();
       next();

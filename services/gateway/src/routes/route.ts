@@ -5,6 +5,7 @@ import { clientWentAway } from '../http/client-gone.js';
 import { jsonBody } from '../http/json-body.js';
 import { checkQueryUtf8 } from '../http/strict-utf8.js';
 import { parseWith } from '../http/validate.js';
+import { idempotencyKeyOf, maybeUserOf, requestIdOf } from '../http/request-context.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -139,8 +140,8 @@ export function mountRoutes(routes: RouteDef[], authenticate: RequestHandler[], 
         params: route.params ? parseWith(route.params, req.params, 'path') : req.params,
         query: route.query ? parseWith(route.query, { ...(req.query as object) }, 'query') : {},
         body: route.body ? parseWith(route.body, req.body, 'body') : undefined,
-        call: { userId: res.locals.userId as string, requestId: res.locals.requestId as string, signal: abortOnClose(res) },
-        idempotencyKey: res.locals.idempotencyKey as string | undefined,
+        call: { userId: maybeUserOf(res) ?? '', requestId: requestIdOf(res), signal: abortOnClose(res) },
+        idempotencyKey: idempotencyKeyOf(res),
         req,
       };
       await route.handler(input as never, res);
