@@ -90,7 +90,9 @@ export class UploadSession {
     checkNames(dest);
     const onConflict = conflictMode(dest.onConflict ?? 'error');
     if (onConflict === undefined) throw errors.invalidArgument('onConflict must be error, overwrite or uuid', dest.onConflictField ?? 'onConflict');
-    const hint = options.sizeAtMost !== undefined && Number.isSafeInteger(options.sizeAtMost) && options.sizeAtMost > 0 ? options.sizeAtMost : 0;
+    // A declared size is reserved with the begin when it fits; when it does not, `reserve` below asks again and is refused.
+    const bound = options.declaredSize ?? options.sizeAtMost;
+    const hint = bound !== undefined && Number.isSafeInteger(bound) && bound > 0 ? bound : 0;
     const begun = await deps.files.beginUpload({ ...(dest.path != null && { path: dest.path }), filename: dest.filename, onConflict, idleMs: options.idleMs ?? 0, reserveHint: hint }, call);
     const session = new UploadSession(deps, call, begun.uploadId, { putUrl: begun.putUrl, partSize: Number(begun.partSize), maxBytes: Number(begun.maxBytes) });
     session.reserved = Number(begun.reservedBytes) || 0;
