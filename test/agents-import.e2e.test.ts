@@ -118,6 +118,24 @@ async function expectNoTraces(u: ApiUser): Promise<void> {
 
 const distinct = (n: number, size: number) => Array.from({ length: n }, () => randomBytes(size));
 
+
+/** Three imports of `zip` at once while `other` lists their Agents without pause: the answers, and the other user's latencies (ms). */
+async function threeWhileAnotherReads(u: ApiUser, other: ApiUser, zip: Buffer): Promise<{ results: ApiResponse[]; latencies: number[] }> {
+  let done = false;
+  const latencies: number[] = [];
+  const meanwhile = (async () => {
+    while (!done) {
+      const t = performance.now();
+      expect((await other.request('GET', '/v1/agents')).status).toBe(200);
+      latencies.push(performance.now() - t);
+    }
+  })();
+  const results = await Promise.all([importZip(u, zip), importZip(u, zip), importZip(u, zip)]);
+  done = true;
+  await meanwhile;
+  return { results, latencies };
+}
+
 describe('agents import — the byte quota (FILE_QUOTA_BYTES), reserved before the knowledge bytes are sent', () => {
   it('import — with the quota full (an upload → 403), 40 MiB of knowledge → 403 QUOTA_EXCEEDED with quota, limit and used; usage unchanged, no Agent, nothing left behind', async () => {
     const u = await stack.user();
@@ -213,18 +231,7 @@ describe('agents import — agent.json is checked on its raw bytes before it is 
     const other = await stack.user();
     const zip = archive(brackets(16 * MiB), [], { deflate: false });
     const before = await rssOf();
-    let done = false;
-    const latencies: number[] = [];
-    const meanwhile = (async () => {
-      while (!done) {
-        const t = performance.now();
-        expect((await other.request('GET', '/v1/agents')).status).toBe(200);
-        latencies.push(performance.now() - t);
-      }
-    })();
-    const results = await Promise.all([importZip(u, zip), importZip(u, zip), importZip(u, zip)]);
-    done = true;
-    await meanwhile;
+    const { results, latencies } = await threeWhileAnotherReads(u, other, zip);
     for (const res of results) {
       expect(res.status, res.text).toBe(400);
       expect(res.body.error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'file' } });
@@ -245,18 +252,7 @@ describe('agents import — agent.json is checked on its raw bytes before it is 
     const flat = Buffer.concat([Buffer.from('['), Buffer.alloc(16 * MiB - 4, '[],'), Buffer.from('[]]')]).subarray(0, 16 * MiB);
     flat.write(']', flat.length - 1);
     const zip = archive(flat, [], { deflate: false });
-    let done = false;
-    const latencies: number[] = [];
-    const meanwhile = (async () => {
-      while (!done) {
-        const t = performance.now();
-        expect((await other.request('GET', '/v1/agents')).status).toBe(200);
-        latencies.push(performance.now() - t);
-      }
-    })();
-    const results = await Promise.all([importZip(u, zip), importZip(u, zip), importZip(u, zip)]);
-    done = true;
-    await meanwhile;
+    const { results, latencies } = await threeWhileAnotherReads(u, other, zip);
     for (const res of results) {
       expect(res.status, res.text).toBe(400);
       expect(res.body.error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'file' }, message: expect.stringContaining('more values than an import takes') });
