@@ -112,8 +112,10 @@ export function tusRoutes(o: TusOptions): RouteDef[] {
       summary: 'Start a resumable upload (tus 1.0 creation, creation-with-upload)',
       description:
         'tus 1.0 (`Tus-Resumable: 1.0.0`, `Upload-Length`, `Upload-Metadata` with base64 `filename`, `path`, `onConflict` as for `files/upload`). 201 with ' +
-        '`Location` and `Upload-Expires` (24 h, TUS_UPLOAD_EXPIRY_MS). A conflict known now is 409 FILE_EXISTS at once; one found when the last byte ' +
-        'arrives is 409 then, and nothing is stored. Any tus client (tus-js-client, Uppy) works unchanged.',
+        '`Location` and `Upload-Expires` (24 h, TUS_UPLOAD_EXPIRY_MS). Names follow the path rules exactly as in `files/upload` (bytes that are not UTF-8 → 400 ' +
+        'INVALID_PATH). `Upload-Length` is checked against MAX_UPLOAD_BYTES (413) and reserved against FILE_QUOTA_BYTES (403) now; `Upload-Length: 0` stores the ' +
+        'empty file at once. A conflict known now is 409 FILE_EXISTS at once; one found when the last byte arrives is 409 then, and nothing is stored. Any tus ' +
+        'client (tus-js-client, Uppy) works unchanged.',
       responses: { 201: { description: 'Created', headers: { Location: 'The upload URL', 'Upload-Offset': 'Bytes stored', 'Upload-Expires': 'HTTP date' } } },
       requestHeaders: [TUS_RESUMABLE, UPLOAD_LENGTH, UPLOAD_METADATA],
       example: {},
@@ -131,7 +133,10 @@ export function tusRoutes(o: TusOptions): RouteDef[] {
     route('patch', `${TUS_PATH}/{id}`, {
       operationId: 'appendResumableUpload',
       summary: 'Send bytes of a resumable upload (tus, application/offset+octet-stream)',
-      description: '`Upload-Offset` must equal the offset stored (else 409). The last byte commits the file under the rules of `files/upload`: a conflict then → 409, nothing stored.',
+      description:
+        '`Upload-Offset` must equal the offset stored (else 409). The last byte commits the file under the rules of `files/upload`: a conflict then → 409, nothing ' +
+        'stored. A PATCH cut off, or one that sends nothing for UPLOAD_IDLE_TIMEOUT_MS (its connection is closed), keeps the bytes up to its last whole part; ' +
+        'ask HEAD for the offset and resume. Only the upload\'s owner reaches it: another user\'s id is 404.',
       responses: { 204: { description: 'Stored', headers: { 'Upload-Offset': 'The new offset' } } },
       requestHeaders: [TUS_RESUMABLE, UPLOAD_OFFSET],
       example: { params: UPLOAD_ID },
