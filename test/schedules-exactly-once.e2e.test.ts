@@ -63,8 +63,12 @@ describe('schedules exactly once', () => {
     expect((await chats(u, agentId))[0]).toMatchObject({ title: SCHEDULED_TITLE });
     await expect.poll(() => redis.hexists(DUE.inflight, scheduleId), { timeout: 5_000 }).toBe(0);
     // The gateway reaches the revived service once its channel has reconnected (503 with Retry-After until then).
-    await expect.poll(async () => (await u.request('GET', `/v1/agents/${agentId}/schedules`)).status, { timeout: 30_000, interval: 250 }).toBe(200);
-    const [schedule] = (await u.request('GET', `/v1/agents/${agentId}/schedules`)).body.schedules;
+    // With two replicas, one answering does not mean the next request's does: keep the answer polled.
+    let listed: { status: number; body: { schedules: { nextRunAt: string }[] } } | undefined;
+    await expect
+      .poll(async () => (listed = await u.request('GET', `/v1/agents/${agentId}/schedules`)).status, { timeout: 30_000, interval: 250 })
+      .toBe(200);
+    const [schedule] = listed!.body.schedules;
     const next = Date.parse(schedule.nextRunAt);
     expect(next % 60_000).toBe(0);
     expect(next).toBeGreaterThan(dueAt);
