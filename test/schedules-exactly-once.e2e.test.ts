@@ -68,7 +68,7 @@ describe('schedules exactly once', () => {
     await expect
       .poll(async () => (listed = await u.request('GET', `/v1/agents/${agentId}/schedules`)).status, { timeout: 30_000, interval: 250 })
       .toBe(200);
-    const [schedule] = listed!.body.schedules;
+    const schedule = listed!.body.schedules[0]!;
     const next = Date.parse(schedule.nextRunAt);
     expect(next % 60_000).toBe(0);
     expect(next).toBeGreaterThan(dueAt);

@@ -32,6 +32,10 @@ export interface Destination {
   onConflict?: string | null | undefined;
   /** The name of the field `onConflict` came in, for the error's `details.field`. */
   onConflictField?: string;
+  /** `If-Match`: commit only onto a file with exactly these bytes (64 lowercase hex SHA-256). */
+  ifMatch?: string | undefined;
+  /** `If-None-Match: *`: commit only where nothing is. */
+  ifNoneMatch?: boolean | undefined;
 }
 
 export interface BeginOptions {
@@ -93,7 +97,7 @@ export class UploadSession {
     // A declared size is reserved with the begin when it fits; when it does not, `reserve` below asks again and is refused.
     const bound = options.declaredSize ?? options.sizeAtMost;
     const hint = bound !== undefined && Number.isSafeInteger(bound) && bound > 0 ? bound : 0;
-    const begun = await deps.files.beginUpload({ ...(dest.path != null && { path: dest.path }), filename: dest.filename, onConflict, idleMs: options.idleMs ?? 0, reserveHint: hint }, call);
+    const begun = await deps.files.beginUpload({ ...(dest.path != null && { path: dest.path }), filename: dest.filename, onConflict, idleMs: options.idleMs ?? 0, reserveHint: hint, ...(dest.ifMatch !== undefined && { ifMatchSha256: dest.ifMatch }), ifNoneMatch: dest.ifNoneMatch === true }, call);
     const session = new UploadSession(deps, call, begun.uploadId, { putUrl: begun.putUrl, partSize: Number(begun.partSize), maxBytes: Number(begun.maxBytes) });
     session.reserved = Number(begun.reservedBytes) || 0;
     if (options.declaredSize !== undefined) {
