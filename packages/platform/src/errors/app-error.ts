@@ -23,7 +23,7 @@ export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;
 }
 
-type NotFoundKind = 'project' | 'agent' | 'file' | 'chat' | 'schedule' | 'trigger' | 'revision' | 'config' | 'alias' | 'webhook' | 'link';
+type NotFoundKind = 'project' | 'agent' | 'file' | 'chat' | 'schedule' | 'trigger' | 'revision' | 'config' | 'alias' | 'webhook' | 'link' | 'checkpoint';
 
 const NOT_FOUND_CODES = {
   project: 'PROJECT_NOT_FOUND',
@@ -37,6 +37,7 @@ const NOT_FOUND_CODES = {
   alias: 'ALIAS_NOT_FOUND',
   webhook: 'WEBHOOK_NOT_FOUND',
   link: 'LINK_NOT_FOUND',
+  checkpoint: 'CHECKPOINT_NOT_FOUND',
 } as const satisfies Record<NotFoundKind, ErrorCode>;
 
 /** Factories: one place that words each error, so services never invent their own. */

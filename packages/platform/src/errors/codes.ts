@@ -22,6 +22,7 @@ export const ERROR_TABLE = {
   ALIAS_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
   WEBHOOK_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
   LINK_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
+  CHECKPOINT_NOT_FOUND: { grpc: GrpcStatus.NOT_FOUND, http: 404 },
   ROUTE_NOT_FOUND: { grpc: GrpcStatus.UNIMPLEMENTED, http: 404 },
   METHOD_NOT_ALLOWED: { grpc: GrpcStatus.UNIMPLEMENTED, http: 405 },
   STALE_AGENT_CONFIG: { grpc: GrpcStatus.ABORTED, http: 409 },
@@ -43,6 +44,10 @@ export const ERROR_TABLE = {
   FILE_NOT_TEXT: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 422 },
   IDEMPOTENCY_KEY_REUSED: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 422 },
   CURSOR_EXPIRED: { grpc: GrpcStatus.OUT_OF_RANGE, http: 410 },
+  /** A rewind or fork (docs/api/files.md) to a time older than the retained history. */
+  HISTORY_EXPIRED: { grpc: GrpcStatus.OUT_OF_RANGE, http: 410 },
+  /** An MCP `edit_file` edit whose `oldText` is not found exactly once; `details.edit` is its index. */
+  EDIT_NOT_APPLICABLE: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 422 },
   RATE_LIMITED: { grpc: GrpcStatus.RESOURCE_EXHAUSTED, http: 429 },
   INTERNAL: { grpc: GrpcStatus.INTERNAL, http: 500 },
   UNAVAILABLE: { grpc: GrpcStatus.UNAVAILABLE, http: 503 },
