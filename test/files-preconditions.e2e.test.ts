@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantKey, userTag } from '@workspace/platform';
 import { multipart, q } from './support/files.js';
-import { copy, list, move, put, read, sha256, stat } from './support/files-api.js';
+import { list, put, read, sha256, stat } from './support/files-api.js';
 import { testRedis } from './support/backends.js';
 import { auditIndex, storedObjects } from './support/files-index-check.js';
 import { request, startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
