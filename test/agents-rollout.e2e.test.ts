@@ -98,7 +98,7 @@ describe('rollout — routed aliases', () => {
     const cases: [unknown, string][] = [
       [{ configId: a, routing: [{ configId: a, weight: 50 }, { configId: b, weight: 50 }] }, 'routing'],
       [{ description: 'neither' }, 'configId'],
-      [{ routing: [{ configId: a, weight: 100 }] }, 'routing'],
+      [{ routing: [{ configId: a, weight: 50 }] }, 'routing'],
       [{ routing: [] }, 'routing'],
       [{ routing: Array.from({ length: 6 }, () => ({ configId: a, weight: 10 })) }, 'routing'],
       [{ routing: [{ configId: a, weight: 50 }, { configId: b, weight: 40 }] }, 'routing'],
