@@ -135,6 +135,27 @@ describe('rollout — routed aliases', () => {
     expect(plain.body).toMatchObject({ configId: b, routing: null });
   });
 
+  it('rollout — 12 concurrent routed PUTs with the same If-Match: exactly one wins, one period is added, and no pin is left behind', async () => {
+    const u = await stack.user();
+    const { agentId, configs } = await agentWithConfigs(u, 3);
+    const [a, b, c] = configs as [string, string, string];
+    await u.request('PUT', `/v1/agents/${agentId}/aliases/prod`, { configId: a });
+    // Each moves configId (the heaviest entry) away from a, so If-Match: a holds for one of them only.
+    const bodies = Array.from({ length: 12 }, (_, i) => [{ configId: i % 2 ? b : c, weight: 60 + i }, { configId: a, weight: 40 - i }]);
+    const results = await Promise.all(bodies.map((routing) => putRouting(u, agentId, 'prod', routing, { 'if-match': `"${a}"` })));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(results.filter((r) => r.status === 412)).toHaveLength(11);
+    const winner = results.find((r) => r.status === 200)!.body;
+    expect((await u.request('GET', `/v1/agents/${agentId}/aliases/prod/history`)).body.history.map((h: { routing: unknown }) => h.routing)).toEqual([winner.routing, null]);
+    // Back to one config and past retention (3): b and c were pinned only by the routing and go.
+    expect((await u.request('PUT', `/v1/agents/${agentId}/aliases/prod`, { configId: a })).status).toBe(200);
+    let head = c;
+    for (let i = 0; i < 4; i++) head = (await u.request('PATCH', `/v1/agents/${agentId}`, { baseConfigId: head, goal: `after ${i}` })).body.currentConfigId;
+    expectError(await u.request('GET', `/v1/agents/${agentId}/versions/${b}`), 404, 'CONFIG_NOT_FOUND');
+    expectError(await u.request('GET', `/v1/agents/${agentId}/versions/${c}`), 404, 'CONFIG_NOT_FOUND');
+    expect((await u.request('GET', `/v1/agents/${agentId}/versions/${a}`)).status).toBe(200);
+  });
+
   it('rollout — every PUT that changes the config or the routing, weights alone included, starts a history period that records both', async () => {
     const u = await stack.user();
     const { agentId, configs } = await agentWithConfigs(u);
