@@ -113,7 +113,7 @@ describe('agents — aliases', () => {
     const created = await u.request('PUT', `/v1/agents/${a.agentId}/aliases/production`, { configId: a.currentConfigId, description: 'live' });
     expect(created.status, created.text).toBe(201);
     expect(created.headers.get('etag')).toBe(`"${a.currentConfigId}"`);
-    expect(created.body).toEqual({ alias: 'production', agentId: a.agentId, configId: a.currentConfigId, description: 'live', createdAt: expect.any(String), updatedAt: created.body.createdAt });
+    expect(created.body).toEqual({ alias: 'production', agentId: a.agentId, configId: a.currentConfigId, routing: null, description: 'live', createdAt: expect.any(String), updatedAt: created.body.createdAt });
     await u.request('PUT', `/v1/agents/${a.agentId}/aliases/beta`, { configId: b.currentConfigId });
     const moved = await u.request('PUT', `/v1/agents/${a.agentId}/aliases/production`, { configId: b.currentConfigId, description: 'live' }, { 'if-match': `"${a.currentConfigId}"` });
     expect(moved.status, moved.text).toBe(200);
@@ -127,8 +127,8 @@ describe('agents — aliases', () => {
     expect(list.body.aliases.map((x: { alias: string }) => x.alias)).toEqual(['beta', 'production']);
     const history = await u.request('GET', `/v1/agents/${a.agentId}/aliases/production/history`);
     expect(history.body.history).toEqual([
-      { configId: b.currentConfigId, from: moved.body.updatedAt, until: null },
-      { configId: a.currentConfigId, from: created.body.createdAt, until: moved.body.updatedAt },
+      { configId: b.currentConfigId, routing: null, from: moved.body.updatedAt, until: null },
+      { configId: a.currentConfigId, routing: null, from: created.body.createdAt, until: moved.body.updatedAt },
     ]);
     expect((await u.request('DELETE', `/v1/agents/${a.agentId}/aliases/production`)).status).toBe(204);
     expectError(await u.request('GET', `/v1/agents/${a.agentId}/aliases/production`), 404, 'ALIAS_NOT_FOUND');

@@ -67,8 +67,8 @@ describe('agents — export and import', () => {
     expect(exported.document.format).toBe('workspace.agent/v1');
     expect(exported.document.configs).toEqual(configs);
     expect(exported.document.aliases).toEqual([
-      { alias: 'production', configId: configs[1].configId, description: 'live' },
-      { alias: 'staging', configId: configs[2].configId, description: '' },
+      { alias: 'production', configId: configs[1].configId, description: 'live', routing: null },
+      { alias: 'staging', configId: configs[2].configId, description: '', routing: null },
     ]);
     expect(Object.keys(exported.knowledge).sort()).toEqual(files.map((f) => `knowledge/${f.sha256}`).sort());
     expect(Buffer.from(exported.knowledge[`knowledge/${files[1]!.sha256}`]!, 'base64')).toEqual(Buffer.from([0, 1, 2, 255]));

@@ -30,7 +30,11 @@ export class RedisAgentImport implements ImportRepo {
       ...configs.map((c) => k.config(c.configId)),
     ];
     const hash = Object.entries(encodeAgent(agent)).flat();
-    const aliasArgs = aliases.flatMap((a) => [a.alias, JSON.stringify(a), JSON.stringify([{ configId: a.configId, from: a.createdAt }]), a.configId]);
+    // Per alias: name, record, its first period, and the configs it pins (space-separated: one, or every routed one).
+    const aliasArgs = aliases.flatMap((a) => [
+      a.alias, JSON.stringify(a), JSON.stringify([{ configId: a.configId, routing: a.routing, from: a.createdAt }]),
+      (a.routing ?? [{ configId: a.configId }]).map((e) => e.configId).join(' '),
+    ]);
     const args = [
       String(request.maxAgents ?? 0), indexMember(agent.createdAt, id), id, String(AGENT_KEY_TTL_MS), k.agent(''), hasKey ? '1' : '0',
       String(hash.length), ...hash,

@@ -3,6 +3,7 @@ import type { AgentRecord, AgentRepo, ChatRecord, CommitConfigRequest, CommitRes
 import { decodeAgent, encodeAgent, encodeSummary } from './agent-codec.js';
 import { RedisAgentReads } from './agent-reads.redis.js';
 import { CREATE_AGENT } from './create-agent.lua.js';
+import { aliasStatsField } from './alias-repo.redis.js';
 import { aliasedConfig } from './aliased-config.js';
 import { idOfMember, indexMember, keysOf, type UserKeys } from './keys.js';
 import { queueIndexDrop, queueIndexSet, searchKeysOf } from './search-index.js';
@@ -135,7 +136,7 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
       return {
         value: true,
         write: (tx) => {
-          tx.del(k.agent(agentId), k.configs(agentId), k.pins(agentId), k.chats(agentId), k.aliases(agentId), k.aliasHistory(agentId));
+          tx.del(k.agent(agentId), k.configs(agentId), k.pins(agentId), k.chats(agentId), k.aliases(agentId), k.aliasHistory(agentId), k.aliasStats(agentId));
           if (configIds.length > 0) tx.del(...configIds.map((id) => k.config(id)));
           if (chatMembers.length > 0) tx.del(...chatMembers.map((m) => k.chat(idOfMember(m))));
           tx.zrem(k.index, indexMember(agent.createdAt, agentId));
@@ -165,7 +166,7 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
       const earlier = byKey ? await this.#chatByKey(conn, k, byKey) : undefined;
       if (earlier) return { value: earlier };
       // Read under the WATCH of the Agent hash, which every alias move bumps: the pin is what the alias names at commit.
-      const aliased = request.alias === undefined ? undefined : await aliasedConfig(conn, k, agentId, request.alias);
+      const aliased = request.alias === undefined ? undefined : await aliasedConfig(conn, k, agentId, request.alias, request.pick);
       if (aliased === null) return { value: null };
       const { chat: record, events } = make(agent, aliased);
       // Replicas' clocks differ a little: lastChatAt never moves backwards.
@@ -179,6 +180,8 @@ export class RedisAgentRepo extends RedisAgentReads implements AgentRepo {
           tx.hincrby(k.agent(agentId), 'chatCount', 1);
           tx.hset(k.agent(agentId), 'lastChatAt', lastChatAt);
           tx.hincrby(k.pins(agentId), record.configId, 1);
+          // Counted for the alias's stats; the alias's period cannot change before EXEC (aliasRev is watched).
+          if (request.alias !== undefined) tx.hincrby(k.aliasStats(agentId), aliasStatsField(request.alias, record.configId), 1);
           if (byKey) tx.set(byKey, record.chatId, 'PX', CHAT_KEY_TTL_MS);
           this.#outbox.append(tx, k.tag, events);
         },

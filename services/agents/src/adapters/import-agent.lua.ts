@@ -9,7 +9,7 @@
  * ARGV: 1 MAX_AGENTS (0: none), 2 index member, 3 Agent id, 4 key TTL (ms), 5 Agent key prefix,
  *       6 '1' when KEYS[8] is an idempotency key, 7 n = hash items, 8 … 7+n the hash; then
  *       c = number of configs and c × (config id, config JSON); then a = number of aliases and a × (name,
- *       record JSON, history JSON, config id); then the outbox entries.
+ *       record JSON, history JSON, the config ids it pins separated by spaces); then the outbox entries.
  * → {2, agentId} (the key's earlier Agent), {0, used} (quota), or {1, used + 1}.
  */
 export const IMPORT_AGENT = `
@@ -39,7 +39,7 @@ i = i + 1
 for j = 1, a do
   redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1])
   redis.call('HSET', KEYS[6], ARGV[i], ARGV[i + 2])
-  redis.call('HINCRBY', KEYS[7], ARGV[i + 3], 1)
+  for id in string.gmatch(ARGV[i + 3], '%S+') do redis.call('HINCRBY', KEYS[7], id, 1) end
   i = i + 4
 end
 redis.call('ZADD', KEYS[1], 0, ARGV[2])

@@ -25,8 +25,10 @@ export function keysOf(userId: string) {
     chat: (chatId: string) => `${base}:chat:${chatId}`,
     /** Hash: alias name → JSON alias record (docs/api/agents.md#aliases). */
     aliases: (agentId: string) => `${base}:aliases:${agentId}`,
-    /** Hash: alias name → JSON array of {configId, from}, newest first. */
+    /** Hash: alias name → JSON array of {configId, routing?, from}, newest first. */
     aliasHistory: (agentId: string) => `${base}:alias-history:${agentId}`,
+    /** Hash: `<alias>|<configId>` → chats started through the alias on that config in its current period. */
+    aliasStats: (agentId: string) => `${base}:alias-stats:${agentId}`,
     /** String with a TTL: the chat id a CreateChat with this idempotency key made for the Agent. */
     chatByKey: (agentId: string, key: string) => `${base}:chat-key:${agentId}:${key}`,
   };

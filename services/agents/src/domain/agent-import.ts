@@ -10,6 +10,7 @@ import { checkChangeNote } from './lineage.js';
 import type { AgentConfig, AgentRecord, Clock, CreateAgentOutcome, KnowledgeStore, ProjectDirectory, Scope, StagedKnowledge } from './ports.js';
 import { normalizeText, projectKey } from './text.js';
 import { createEvent } from '@workspace/platform';
+import { checkRouting, primaryOf, type RouteEntry } from './rollout.js';
 
 /** Configs one import may carry when no retention bounds it lower: far fewer than could hurt. */
 export const MAX_IMPORTED_CONFIGS = 1_000;
@@ -31,7 +32,8 @@ export interface ImportedConfig {
 
 export interface ImportInput {
   configs: ImportedConfig[];
-  aliases: { alias: string; configId: string; description: string }[];
+  /** `routing`: null or empty for a plain alias (docs/api/agents.md#rollout). */
+  aliases: { alias: string; configId: string; description: string; routing?: RouteEntry[] | null | undefined }[];
   projectName?: string | undefined;
   idempotencyKey?: string | undefined;
   knowledge: StagedKnowledge[];
@@ -93,7 +95,10 @@ export class AgentImport {
     const current = configs[configs.length - 1]!;
     const at = this.#o.clock().toISOString();
     const agent: AgentRecord = { agentId, currentConfigId: current.configId, state: 'active', createdAt: at, updatedAt: at, lastChatAt: null, chatCount: 0, summary: summarize(current) };
-    const records: AliasRecord[] = aliases.map((a) => ({ alias: a.alias, agentId, configId: ids.get(a.configId)!, description: a.description, createdAt: at, updatedAt: at }));
+    const records: AliasRecord[] = aliases.map((a) => ({
+      alias: a.alias, agentId, configId: ids.get(a.configId)!, description: a.description, createdAt: at, updatedAt: at,
+      routing: a.routing ? a.routing.map((e) => ({ configId: ids.get(e.configId)!, weight: e.weight })) : null,
+    }));
     const event = createEvent('agent.created', { source: EVENT_SOURCE, subject: agentId, time: at, data: { userId: scope.userId, agentId, configId: current.configId, projectName: current.projectName } });
 
     await this.#o.knowledge.pinStaged(scope, agentId, [...staged.values()]);
@@ -144,13 +149,21 @@ function checkKnowledge(value: unknown, at: string, staged: ReadonlyMap<string, 
   });
 }
 
-function checkAliases(aliases: ImportInput['aliases'], ids: ReadonlyMap<string, string>, max: number): ImportInput['aliases'] {
+function checkAliases(input: ImportInput['aliases'], ids: ReadonlyMap<string, string>, max: number): ImportInput['aliases'] {
+  const aliases = input.map((a) => ({ ...a, routing: a.routing && a.routing.length > 0 ? a.routing : null }));
   if (aliases.length > max) throw errors.invalidArgument(`at most ${max} aliases (MAX_ALIASES_PER_AGENT)`, 'aliases');
   const seen = new Set<string>();
   aliases.forEach((a, i) => {
     if (!ALIAS_NAME.test(a.alias) || seen.has(a.alias)) throw errors.invalidArgument('must be a distinct alias name (a–z 0–9 - _, 1–64)', `aliases[${i}].alias`);
     seen.add(a.alias);
     if (!ids.has(a.configId)) throw errors.invalidArgument('must name a config of the archive', `aliases[${i}].configId`);
+    if (a.routing && a.routing.length > 0) {
+      const routing = checkRouting(a.routing, `aliases[${i}].routing`);
+      routing.forEach((e, j) => {
+        if (!ids.has(e.configId)) throw errors.invalidArgument('must name a config of the archive', `aliases[${i}].routing[${j}].configId`);
+      });
+      if (primaryOf(routing) !== a.configId) throw errors.invalidArgument('must be the routing entry of greatest weight (the first on ties)', `aliases[${i}].configId`);
+    }
     if ([...a.description].length > ALIAS_DESCRIPTION_MAX) throw errors.invalidArgument(`must be at most ${ALIAS_DESCRIPTION_MAX} characters`, `aliases[${i}].description`);
   });
   return aliases;

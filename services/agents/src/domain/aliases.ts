@@ -1,8 +1,9 @@
 import { AppError, errors } from '@workspace/platform';
-import type { AliasHistoryEntry, AliasRecord, AliasRepo } from './alias-ports.js';
+import type { AliasHistoryEntry, AliasRecord, AliasRepo, AliasStats } from './alias-ports.js';
 import type { Agents } from './agents.js';
 import { isId } from './ids.js';
 import type { AgentConfig, Clock, Scope } from './ports.js';
+import { checkRouting, malformedConfigId, primaryOf, type RouteEntry } from './rollout.js';
 import { charCount, hasLoneSurrogate } from './text.js';
 
 /** Alias names (docs/api/agents.md#aliases): 1–64 of a–z 0–9 - _, starting with a letter or digit. */
@@ -10,7 +11,9 @@ export const ALIAS_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const ALIAS_DESCRIPTION_MAX = 1_000;
 
 export interface PutAliasInput {
-  configId: string;
+  /** Exactly one of `configId` (not empty) and `routing` (not empty) (docs/api/agents.md#rollout). */
+  configId?: string | undefined;
+  routing?: readonly RouteEntry[] | undefined;
   description?: string | undefined;
   ifMatch?: string | undefined;
 }
@@ -36,10 +39,12 @@ export class Aliases {
     if (hasLoneSurrogate(description) || charCount(description) > ALIAS_DESCRIPTION_MAX) {
       throw errors.invalidArgument(`description must be at most ${ALIAS_DESCRIPTION_MAX} characters`, 'description');
     }
+    const target = targetOf(input);
     await this.#agents.require(scope, agentId);
-    if (!isId('cfg', input.configId)) throw errors.notFound('config', input.configId);
+    const malformed = target.routing ? malformedConfigId(target.routing) : isId('cfg', target.configId) ? undefined : target.configId;
+    if (malformed !== undefined) throw errors.notFound('config', malformed);
     const outcome = await this.#repo.put({
-      userId: scope.userId, agentId, alias, configId: input.configId, description, ifMatch: input.ifMatch, at: this.#now().toISOString(), maxAliases: this.#max,
+      userId: scope.userId, agentId, alias, ...target, description, ifMatch: input.ifMatch, at: this.#now().toISOString(), maxAliases: this.#max,
     });
     switch (outcome.status) {
       case 'created':
@@ -54,7 +59,7 @@ export class Aliases {
       case 'agent-gone':
         throw errors.notFound('agent', agentId);
       case 'config-gone':
-        throw errors.notFound('config', input.configId);
+        throw errors.notFound('config', outcome.configId);
     }
   }
 
@@ -83,10 +88,31 @@ export class Aliases {
     return history;
   }
 
+  /** Chats started through the alias per config in its current period (docs/api/agents.md#rollout). */
+  async stats(scope: Scope, agentId: string, alias: string): Promise<AliasStats> {
+    await this.#agents.require(scope, agentId);
+    const stats = ALIAS_NAME.test(alias) ? await this.#repo.stats(scope.userId, agentId, alias) : undefined;
+    if (!stats) throw errors.notFound('alias', alias);
+    return stats;
+  }
+
   async delete(scope: Scope, agentId: string, alias: string): Promise<void> {
     await this.#agents.require(scope, agentId);
     if (!ALIAS_NAME.test(alias) || !(await this.#repo.delete(scope.userId, agentId, alias))) throw errors.notFound('alias', alias);
   }
+}
+
+/** What the alias will name: one config, or a checked routing and its primary config. */
+function targetOf(input: PutAliasInput): { configId: string; routing: RouteEntry[] | null } {
+  const hasConfig = input.configId !== undefined && input.configId !== '';
+  const hasRouting = input.routing !== undefined && input.routing.length > 0;
+  if (hasConfig && hasRouting) throw errors.invalidArgument('send configId or routing, not both', 'routing');
+  if (hasRouting) {
+    const routing = checkRouting(input.routing!);
+    return { configId: primaryOf(routing), routing };
+  }
+  if (!hasConfig) throw errors.invalidArgument('configId (or routing) is required', 'configId');
+  return { configId: input.configId!, routing: null };
 }
 
 function checkName(alias: string): void {

@@ -1,6 +1,7 @@
 import type { WorkspaceEvent } from '@workspace/platform';
 import type { EditableFields, KnowledgeFile, ResponseMode } from './fields.js';
 import type { Lineage } from './lineage.js';
+import type { RouteEntry } from './rollout.js';
 
 /** An immutable configuration, as stored and returned. */
 export interface AgentConfig extends EditableFields, Lineage {
@@ -86,6 +87,8 @@ export interface NewChat {
   idempotencyKey?: string | undefined;
   /** Pin the config this alias names at commit time instead of the current one. */
   alias?: string | undefined;
+  /** For a routed alias: which of its configs this chat gets (docs/api/agents.md#rollout). */
+  pick: (routing: readonly RouteEntry[]) => string;
   /** `aliased`: the config the alias names, when one was given. */
   make: (agent: AgentRecord, aliased?: AgentConfig) => { chat: ChatRecord; events: WorkspaceEvent[] };
 }

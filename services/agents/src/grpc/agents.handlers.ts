@@ -36,7 +36,7 @@ export function agentsHandlers(deps: { agents: Agents; chats: Chats; repo: Agent
       await agents.delete(scopeOf(ctx), req.agentId);
       return {};
     },
-    createChat: async (req, ctx) => chatToProto(await chats.create(scopeOf(ctx), req.agentId, { title: req.title, idempotencyKey: req.idempotencyKey, alias: req.alias })),
+    createChat: async (req, ctx) => chatToProto(await chats.create(scopeOf(ctx), req.agentId, { title: req.title, idempotencyKey: req.idempotencyKey, alias: req.alias, routingKey: req.routingKey })),
     listChats: async (req, ctx) => ({ chats: (await chats.list(scopeOf(ctx), req.agentId)).map(chatToProto) }),
     getAgentUsage: async (_req, ctx) => agents.usage(scopeOf(ctx)),
     getChat: async (req, ctx) => {

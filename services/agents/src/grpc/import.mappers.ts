@@ -27,7 +27,7 @@ function importedConfig(c: AgentConfig): ImportedConfig {
 export function importFromProto(req: ImportAgentRequest): ImportInput {
   return {
     configs: req.configs.map(importedConfig),
-    aliases: req.aliases.map((a) => ({ alias: a.alias, configId: a.configId, description: a.description })),
+    aliases: req.aliases.map((a) => ({ alias: a.alias, configId: a.configId, description: a.description, routing: a.routing.length > 0 ? a.routing : null })),
     projectName: req.projectName,
     idempotencyKey: req.idempotencyKey,
     knowledge: req.knowledge.map((k) => ({ uploadId: k.uploadId, sha256: k.sha256, size: Number(k.size) })),

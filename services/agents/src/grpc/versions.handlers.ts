@@ -7,11 +7,11 @@ import type { AgentImport } from '../domain/agent-import.js';
 import { importFromProto } from './import.mappers.js';
 import type { Scope } from '../domain/ports.js';
 import type { Versions } from '../domain/versions.js';
-import { aliasToProto, historyToProto } from './aliases.mappers.js';
+import { aliasToProto, historyToProto, statsToProto } from './aliases.mappers.js';
 import { agentToProto, configToProto } from './agents.mappers.js';
 
 type Handlers = AsyncService<typeof AgentsServiceService>;
-type Keys = 'getVersion' | 'diffVersions' | 'putAlias' | 'getAlias' | 'listAliases' | 'getAliasHistory' | 'deleteAlias' | 'resolveAlias' | 'exportAgent' | 'importAgent';
+type Keys = 'getVersion' | 'diffVersions' | 'putAlias' | 'getAlias' | 'listAliases' | 'getAliasHistory' | 'deleteAlias' | 'resolveAlias' | 'getAliasStats' | 'exportAgent' | 'importAgent';
 
 function scopeOf(ctx: CallContext): Scope {
   return { userId: requireUser(ctx), requestId: ctx.requestId, signal: ctx.signal };
@@ -27,7 +27,7 @@ export function versionsHandlers(deps: { agents: Agents; versions: Versions; ali
       return { from: out.from, to: out.to, operationsJson: JSON.stringify(out.operations) };
     },
     putAlias: async (req, ctx) => {
-      const out = await aliases.put(scopeOf(ctx), req.agentId, req.alias, { configId: req.configId, description: req.description, ifMatch: req.ifMatch });
+      const out = await aliases.put(scopeOf(ctx), req.agentId, req.alias, { configId: req.configId, routing: req.routing, description: req.description, ifMatch: req.ifMatch });
       return { alias: aliasToProto(out.alias), created: out.created };
     },
     getAlias: async (req, ctx) => {
@@ -40,6 +40,7 @@ export function versionsHandlers(deps: { agents: Agents; versions: Versions; ali
       await aliases.delete(scopeOf(ctx), req.agentId, req.alias);
       return {};
     },
+    getAliasStats: async (req, ctx) => statsToProto(await aliases.stats(scopeOf(ctx), req.agentId, req.alias)),
     resolveAlias: async (req, ctx) => configToProto((await aliases.resolve(scopeOf(ctx), req.agentId, req.alias)).config),
     exportAgent: async (req, ctx) => {
       const out = await exporter.export(scopeOf(ctx), req.agentId);

@@ -1,6 +1,6 @@
 import type { ServiceClient } from '@workspace/platform';
 import type { AgentsServiceService } from '@workspace/proto/workspace/agents/v1/agents';
-import type { AgentDirectory, Scope } from '../domain/ports.js';
+import type { AgentDirectory, Scope, StartChat } from '../domain/ports.js';
 
 export type AgentsClient = ServiceClient<typeof AgentsServiceService>;
 
@@ -19,7 +19,7 @@ export class GrpcAgentDirectory implements AgentDirectory {
     else await this.#client.getAgent({ agentId }, call);
   }
 
-  async startChat(scope: Scope, chat: { agentId: string; title: string; idempotencyKey: string; alias?: string | undefined }): Promise<string> {
+  async startChat(scope: Scope, chat: StartChat): Promise<string> {
     const { chatId } = await this.#client.createChat(chat, { userId: scope.userId, requestId: scope.requestId, signal: scope.signal });
     return chatId;
   }

@@ -127,14 +127,24 @@ export interface Scope {
 }
 
 /** The user's Agents and chats, as the agents service owns them. */
+/** A chat a run starts. */
+export interface StartChat {
+  agentId: string;
+  title: string;
+  idempotencyKey: string;
+  alias?: string | undefined;
+  routingKey?: string | undefined;
+}
+
 export interface AgentDirectory {
   /** Resolves when the Agent (and `alias`, when given) exists for the user; AGENT_NOT_FOUND / ALIAS_NOT_FOUND otherwise. */
   require(scope: Scope, agentId: string, alias?: string): Promise<void>;
   /**
    * Starts a chat of the Agent for the user; resolves with its id. A repeat with the same
    * idempotency key resolves with the chat the first call started, so a caller may retry freely.
+   * `routingKey`: through a routed alias, the same key gets the same config (docs/api/agents.md#rollout).
    */
-  startChat(scope: Scope, chat: { agentId: string; title: string; idempotencyKey: string; alias?: string | undefined }): Promise<string>;
+  startChat(scope: Scope, chat: StartChat): Promise<string>;
 }
 
 export type Clock = () => Date;

@@ -136,7 +136,9 @@ export class Scheduler {
     const scope = { userId: run.userId, requestId: `run-${run.scheduleId}-${run.dueAt}`, signal };
     const log = { scheduleId: run.scheduleId, agentId: run.agentId, dueAt: new Date(run.dueAt).toISOString() };
     try {
-      const chatId = await this.#o.agents.startChat(scope, { agentId: run.agentId, title: SCHEDULED_TITLE, idempotencyKey: runIdempotencyKey(run), alias: run.alias ?? undefined });
+      // Routed by the schedule's id: every run of one schedule gets the same config of a routed alias.
+      const chat = { agentId: run.agentId, title: SCHEDULED_TITLE, idempotencyKey: runIdempotencyKey(run), alias: run.alias ?? undefined, routingKey: run.scheduleId };
+      const chatId = await this.#o.agents.startChat(scope, chat);
       this.#o.logger.info({ ...log, chatId, lateMs: this.#late(run) }, 'scheduled run started a chat');
       return 'started';
     } catch (err) {

@@ -77,7 +77,9 @@ export class Triggers {
     // One key per call: a transport-level retry of this very call starts no second chat.
     const idempotencyKey = `hook:${triggerId}:${randomUUID()}`;
     try {
-      const chatId = await this.#agents.startChat(scope, { agentId: trigger.agentId, title: webhookTitle(trigger.name), idempotencyKey, alias: trigger.alias ?? undefined });
+      // Routed by the trigger's id: every call of one trigger gets the same config of a routed alias.
+      const chat = { agentId: trigger.agentId, title: webhookTitle(trigger.name), idempotencyKey, alias: trigger.alias ?? undefined, routingKey: triggerId };
+      const chatId = await this.#agents.startChat(scope, chat);
       return { trigger, chatId };
     } catch (err) {
       // Its alias was deleted meanwhile: no chat; the caller hears ALIAS_NOT_FOUND, the owner sees it in logs and metrics.

@@ -2,10 +2,10 @@ import type { Response } from 'express';
 import { errors, type ErrorCode } from '@workspace/platform';
 import type { Alias as AliasProto } from '@workspace/proto/workspace/agents/v1/agents';
 import { parseIfMatch } from '../http/if-match.js';
-import { Alias, AliasHistory, AliasList, AliasParams, AliasWithConfig, PutAliasBody } from '../schemas/agent-aliases.schemas.js';
+import { Alias, AliasHistory, AliasList, AliasParams, AliasStats, AliasWithConfig, PutAliasBody } from '../schemas/agent-aliases.schemas.js';
 import { AgentIdParams } from '../schemas/agents.schemas.js';
 import { ErrorEnvelope } from '../schemas/common.js';
-import { configJson } from './agents.json.js';
+import { configJson, routingJson } from './agents.json.js';
 
 import * as ex from './examples/agents.examples.js';
 import { defineRoute, type RouteDef } from './route.js';
@@ -16,7 +16,7 @@ const ETAG_DOC = { ETag: '"<configId>": the config the alias names; send it in I
 const PATH = '/v1/agents/{agentId}/aliases/{alias}';
 
 export function aliasJson(a: AliasProto) {
-  return { alias: a.alias, agentId: a.agentId, configId: a.configId, description: a.description, createdAt: a.createdAt, updatedAt: a.updatedAt };
+  return { alias: a.alias, agentId: a.agentId, configId: a.configId, routing: routingJson(a.routing), description: a.description, createdAt: a.createdAt, updatedAt: a.updatedAt };
 }
 
 function sendAlias(res: Response, body: { configId: string } & Record<string, unknown>, status = 200): void {
@@ -32,10 +32,13 @@ export function aliasRoutes(agents: AgentsClient): RouteDef[] {
       method: 'put',
       path: PATH,
       operationId: 'putAlias',
-      summary: 'Create an alias, or move it to another configuration',
+      summary: 'Create an alias, or move it to another configuration (or split its chats between several)',
       description:
-        '201 when new, 200 when it existed. `If-Match: "<configId>"` makes the move conditional: 412 PRECONDITION_FAILED (details.currentConfigId) when the alias names another config. ' +
-        'An aliased config is never reclaimed by retention. At most MAX_ALIASES_PER_AGENT (default 20) per Agent: one more → 403 QUOTA_EXCEEDED.',
+        '201 when new, 200 when it existed. Send `configId` (one config) or `routing` (2–5 distinct kept configs with integer weights 1–99 that sum to 100: chats through the alias are split between them), not both (400). ' +
+        'A routed alias answers `routing` as sent and `configId` = the entry of greatest weight (the first on ties); a plain one `routing: null`. ' +
+        '`If-Match: "<configId>"` makes the move conditional: 412 PRECONDITION_FAILED (details.currentConfigId) when the alias names another config. ' +
+        'Every config the alias names or routes to is never reclaimed by retention. A PUT that changes the config or the routing (weights alone included) starts a new history period and resets the stats. ' +
+        'At most MAX_ALIASES_PER_AGENT (default 20) per Agent: one more → 403 QUOTA_EXCEEDED.',
       tag,
       params: AliasParams,
       body: PutAliasBody,
@@ -48,7 +51,10 @@ export function aliasRoutes(agents: AgentsClient): RouteDef[] {
       errors: ['INVALID_ARGUMENT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'AGENT_NOT_FOUND', 'CONFIG_NOT_FOUND', 'PRECONDITION_FAILED', 'QUOTA_EXCEEDED', ...BASE],
       handler: async ({ params, body, call, req }, res) => {
         const ifMatch = parseIfMatch(req.get('if-match'));
-        const out = await agents.putAlias({ agentId: params.agentId, alias: params.alias, configId: body.configId, description: body.description, ifMatch }, call);
+        const out = await agents.putAlias(
+          { agentId: params.agentId, alias: params.alias, configId: body.configId ?? '', routing: body.routing ?? [], description: body.description, ifMatch },
+          call,
+        );
         if (!out.alias) throw errors.internal(new Error('putAlias without alias'));
         if (out.created) res.setHeader('Location', `/v1/agents/${out.alias.agentId}/aliases/${out.alias.alias}`);
         sendAlias(res, aliasJson(out.alias), out.created ? 201 : 200);
@@ -90,7 +96,8 @@ export function aliasRoutes(agents: AgentsClient): RouteDef[] {
       path: `${PATH}/history`,
       operationId: 'getAliasHistory',
       summary: 'Where the alias pointed, newest first',
-      description: 'Each entry is a period `{configId, from, until}`; `until` is null for the present. The newest 100 periods are kept.',
+      description:
+        'Each entry is a period `{configId, routing, from, until}`: a PUT that changed the config or the routing (weights alone included) began it; `routing` is null for a plain alias and `until` null for the present. The newest 100 periods are kept.',
       tag,
       params: AliasParams,
       responses: { 200: { description: 'The history', schema: AliasHistory } },
@@ -98,7 +105,25 @@ export function aliasRoutes(agents: AgentsClient): RouteDef[] {
       errors: ['AGENT_NOT_FOUND', 'ALIAS_NOT_FOUND', ...BASE],
       handler: async ({ params, call }, res) => {
         const out = await agents.getAliasHistory({ agentId: params.agentId, alias: params.alias }, call);
-        res.json({ history: out.history.map((h) => ({ configId: h.configId, from: h.from, until: h.until ?? null })) });
+        res.json({ history: out.history.map((h) => ({ configId: h.configId, routing: routingJson(h.routing), from: h.from, until: h.until ?? null })) });
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: `${PATH}/stats`,
+      operationId: 'getAliasStats',
+      summary: 'Chats started through the alias per configuration, since its routing was last set',
+      description:
+        '`since` is when the current period began: the last PUT that changed the routing (or, for a plain alias, the config it names); a PUT that changes neither (a new description) keeps the counts. ' +
+        '`configs` lists the routing entries in their order with their weights; a plain alias answers its one config with weight 100. Chats started through the alias by schedules and triggers count too.',
+      tag,
+      params: AliasParams,
+      responses: { 200: { description: 'The counts', schema: AliasStats } },
+      example: { params: ex.aliasParams, response: ex.aliasStats },
+      errors: ['AGENT_NOT_FOUND', 'ALIAS_NOT_FOUND', ...BASE],
+      handler: async ({ params, call }, res) => {
+        const out = await agents.getAliasStats({ agentId: params.agentId, alias: params.alias }, call);
+        res.json({ alias: out.alias, since: out.since, configs: out.configs.map((c) => ({ configId: c.configId, weight: c.weight, chats: Number(c.chats) })) });
       },
     }),
     defineRoute({

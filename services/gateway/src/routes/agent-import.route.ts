@@ -218,6 +218,6 @@ function configToProto(c: ArchivedAgent['configs'][number]): AgentConfig {
 }
 
 function aliasToProto(a: NonNullable<ArchivedAgent['aliases']>[number]) {
-  return { alias: a.alias, agentId: '', configId: a.configId, description: a.description ?? '', createdAt: '', updatedAt: '' };
+  return { alias: a.alias, agentId: '', configId: a.configId, description: a.description ?? '', createdAt: '', updatedAt: '', routing: a.routing ?? [] };
 }
 

@@ -4,7 +4,7 @@ import archiver from 'archiver';
 import { attachment } from '../transfer/download.js';
 import { writeHead } from '../transfer/write-head.js';
 import { AgentIdParams } from '../schemas/agents.schemas.js';
-import { configJson } from './agents.json.js';
+import { configJson, routingJson } from './agents.json.js';
 import * as ex from './examples/agents.examples.js';
 import { defineRoute, type RouteDef } from './route.js';
 import { importRoute, type AgentTransferDeps } from './agent-import.route.js';
@@ -23,7 +23,7 @@ function exportRoute({ agents, files, store, logger }: AgentTransferDeps): Route
     operationId: 'exportAgent',
     summary: 'Export an Agent as a ZIP (streamed): every kept configuration, its aliases and knowledge bytes',
     description:
-      '`agent.json` = {format: "workspace.agent/v1", exportedAt, configs (every kept configuration, oldest first, all fields), aliases [{alias, configId, description}]}, ' +
+      '`agent.json` = {format: "workspace.agent/v1", exportedAt, configs (every kept configuration, oldest first, all fields), aliases [{alias, configId, description, routing}] (routing null for a plain alias)}, ' +
       'plus `knowledge/<sha256>` with the bytes of every knowledge file those configurations pin. Import it with POST /v1/agents/import.',
     tag: 'Agents',
     params: AgentIdParams,
@@ -39,7 +39,7 @@ function exportRoute({ agents, files, store, logger }: AgentTransferDeps): Route
         format: ARCHIVE_FORMAT,
         exportedAt: new Date().toISOString(),
         configs,
-        aliases: out.aliases.map((a) => ({ alias: a.alias, configId: a.configId, description: a.description })),
+        aliases: out.aliases.map((a) => ({ alias: a.alias, configId: a.configId, description: a.description, routing: routingJson(a.routing) })),
       };
       const shas = [...new Set(configs.flatMap((c) => c.knowledgeFiles.map((k) => k.sha256!)))];
       const urls = shas.length === 0 ? [] : (await files.openKnowledge({ agentId: params.agentId, sha256: shas }, call)).urls;

@@ -76,3 +76,8 @@ export function listItemJson(a: AgentListItem) {
 export function chatJson(c: Chat) {
   return { chatId: c.chatId, agentId: c.agentId, configId: c.configId, projectName: c.projectName, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt, alias: c.alias ?? null };
 }
+
+/** A routing as JSON: null for a plain alias (docs/api/agents.md#rollout). */
+export function routingJson(routing: readonly { configId: string; weight: number }[]): { configId: string; weight: number }[] | null {
+  return routing.length === 0 ? null : routing.map((e) => ({ configId: e.configId, weight: e.weight }));
+}

@@ -189,7 +189,7 @@ export function agentsRoutes(agents: AgentsClient, automations?: AutomationsClie
       responses: { 201: { description: 'Created', schema: Chat, headers: { Location: 'the new chat' } } },
       errors: [...WITH_BODY, 'AGENT_NOT_FOUND', 'ALIAS_NOT_FOUND', ...BASE],
       handler: async ({ params, body, call, idempotencyKey }, res) => {
-        const chat = await agents.createChat({ agentId: params.agentId, title: body.title, idempotencyKey, alias: body.alias }, call);
+        const chat = await agents.createChat({ agentId: params.agentId, title: body.title, idempotencyKey, alias: body.alias, routingKey: body.routingKey }, call);
         res.setHeader('Location', `/v1/agents/${chat.agentId}/chats/${chat.chatId}`);
         res.status(201).json(chatJson(chat));
       },

@@ -1,6 +1,6 @@
 import { isAppError, lineageCycle, parsePath } from '@workspace/platform';
 import { z } from 'zod';
-import { PutAliasBody } from './agent-aliases.schemas.js';
+import { aliasTargetFields } from './agent-aliases.schemas.js';
 import { CreateAgentBody, MAX_KNOWLEDGE_FILES } from './agents.schemas.js';
 import { wellFormed } from './common.js';
 
@@ -68,8 +68,10 @@ const ArchivedConfig = z
   })
   .strict();
 
-/** An alias as an export writes it: PUT …/aliases/{alias}'s body, with its name. */
-const ArchivedAlias = z.object({ alias: z.string().max(64), ...PutAliasBody.shape }).strict();
+/** An alias as an export writes it: its name, the config it names, and its routing (null for a plain alias). */
+const ArchivedAlias = z
+  .object({ alias: z.string().max(64), ...aliasTargetFields, configId: z.string().min(1).max(100), routing: aliasTargetFields.routing.unwrap().nullable().optional() })
+  .strict();
 
 /** `agent.json` of an Agent archive. */
 export const AgentArchiveDocument = z

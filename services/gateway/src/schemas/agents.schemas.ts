@@ -213,6 +213,9 @@ export const CreateChatBody = z
   .object({
     title: chars(1, 200).optional().describe('default "New chat"; 1–200 characters'),
     alias: z.string().max(200).optional().describe('pin the chat to the config this alias names now (404 ALIAS_NOT_FOUND when there is none)'),
+    routingKey: chars(1, 200)
+      .optional()
+      .describe('through a routed alias: the same key always gets the same config while the routing is unchanged (without one: drawn at random by weight); ignored by a plain alias or without an alias'),
   })
   .strict();
 

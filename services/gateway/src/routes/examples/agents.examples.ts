@@ -76,12 +76,23 @@ export const oneVersion = updatedConfig;
 export const versionDiff = { from: CONFIG_ID, to: NEXT_CONFIG_ID, operations: [{ op: 'replace', path: '/instructions', value: updateAgentBody.instructions }] };
 export const aliasParams = { agentId: AGENT_ID, alias: 'production' };
 export const putAliasBody = { configId: NEXT_CONFIG_ID, description: 'what customers talk to' };
-export const alias = { alias: 'production', agentId: AGENT_ID, configId: NEXT_CONFIG_ID, description: 'what customers talk to', createdAt: CREATED_AT, updatedAt: UPDATED_AT };
+export const alias = {
+  alias: 'production', agentId: AGENT_ID, configId: NEXT_CONFIG_ID, routing: null as { configId: string; weight: number }[] | null,
+  description: 'what customers talk to', createdAt: CREATED_AT, updatedAt: UPDATED_AT,
+};
 export const aliasWithConfig = { ...alias, config: updatedConfig };
 export const aliasHistory = {
   history: [
-    { configId: NEXT_CONFIG_ID, from: UPDATED_AT, until: null },
-    { configId: CONFIG_ID, from: CREATED_AT, until: UPDATED_AT },
+    { configId: NEXT_CONFIG_ID, routing: [{ configId: NEXT_CONFIG_ID, weight: 90 }, { configId: CONFIG_ID, weight: 10 }], from: UPDATED_AT, until: null },
+    { configId: CONFIG_ID, routing: null, from: CREATED_AT, until: UPDATED_AT },
+  ],
+};
+export const aliasStats = {
+  alias: 'production',
+  since: UPDATED_AT,
+  configs: [
+    { configId: NEXT_CONFIG_ID, weight: 90, chats: 181 },
+    { configId: CONFIG_ID, weight: 10, chats: 19 },
   ],
 };
 export const importForm = { projectName: 'Home', file: 'PK…' };
