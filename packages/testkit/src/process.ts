@@ -34,7 +34,7 @@ export interface SpawnOptions {
 }
 
 export async function spawnService(name: string, entry: string, env: Record<string, string>, options: SpawnOptions = {}): Promise<SpawnedService> {
-  const { timeoutMs = 20_000, maxLogLines } = options;
+  const { timeoutMs = 60_000, maxLogLines } = options;
   const child = spawn(process.execPath, [entry], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
