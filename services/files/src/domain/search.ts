@@ -18,6 +18,9 @@ const LIST_STEP = 1_000;
 /** Files whose summaries are fetched together; the first steps are small, so a short answer reads little. */
 const FIRST_BATCH = 16;
 const MAX_BATCH = 256;
+/** Committed files waiting to be summarized in the background, and summarized at once (per replica). */
+const WARM_PENDING = 10_000;
+const WARM_CONCURRENCY = 4;
 
 export interface SearchInput {
   path: string;
@@ -73,6 +76,8 @@ export interface SearchOptions {
  */
 export class Search {
   readonly #o: Required<SearchOptions>;
+  readonly #warming = new Map<string, { userId: string; path: string }>();
+  #warmers = 0;
 
   constructor(options: SearchOptions) {
     this.#o = { concurrency: 16, ...options };
@@ -155,6 +160,38 @@ export class Search {
       // Reads started past the point where enough was found are left to settle on their own.
       for (const read of reads.values()) read.catch(() => undefined);
     }
+  }
+
+  /**
+   * Summarizes a file just committed, in the background, so the next search can rule it out
+   * without reading it. Best effort: at most WARM_PENDING wait (more are left to the first
+   * search that reads them), a few at a time; a failure only means the search reads the file.
+   */
+  warm(userId: string, path: string): void {
+    if (this.#warming.size >= WARM_PENDING) return;
+    this.#warming.set(`${userId}\0${path}`, { userId, path });
+    this.#drain();
+  }
+
+  #drain(): void {
+    while (this.#warmers < WARM_CONCURRENCY && this.#warming.size > 0) {
+      const [id, job] = this.#warming.entries().next().value!;
+      this.#warming.delete(id);
+      this.#warmers++;
+      this.#warmOne(job.userId, job.path)
+        .catch((err: unknown) => this.#o.logger.debug({ err }, 'could not summarize a committed file'))
+        .finally(() => {
+          this.#warmers--;
+          this.#drain();
+        });
+    }
+  }
+
+  async #warmOne(userId: string, path: string): Promise<void> {
+    const [entry] = await this.#o.index.stat(userId, [path]);
+    if (!entry || entry === 'directory' || entry.size > this.#o.maxFileBytes) return;
+    const [summary] = await this.#o.summaries.get(userId, [entry.key]);
+    if (summary === undefined) await this.#text(userId, entry, undefined);
   }
 
   /** The content as text, or undefined when it is not valid UTF-8; summarizes it when it had no summary. */

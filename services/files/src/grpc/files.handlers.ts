@@ -107,6 +107,7 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
     },
     commitUpload: async (req, ctx) => {
       const stored = await uploads.commit(requireUser(ctx), req.uploadId, { size: req.size, sha256: req.sha256, parts: req.parts });
+      search.warm(requireUser(ctx), stored.path);
       ctx.logger.info({ size: stored.size }, 'file uploaded');
       return stored;
     },
@@ -120,6 +121,7 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
     },
     writeFile: async (req, ctx) => {
       const stored = await uploads.writeFile(requireUser(ctx), req.path, req.content, req.overwrite);
+      search.warm(requireUser(ctx), stored.path);
       return toProto(await workspace.stat(requireUser(ctx), stored.path));
     },
     deleteFile: async (req, ctx) => workspace.delete(requireUser(ctx), req.path, req.recursive, req.permanent),
