@@ -39,7 +39,7 @@ async function search(u: ApiUser, params: Params): Promise<{ path: string; q: st
 /** Every page, following cursors. */
 async function searchAll(u: ApiUser, params: Params): Promise<{ matches: Match[]; pages: number }> {
   const matches: Match[] = [];
-  let cursor: string | undefined;
+  let cursor = params.cursor as string | undefined;
   let pages = 0;
   for (;;) {
     const page = await search(u, { ...params, cursor });
@@ -49,6 +49,17 @@ async function searchAll(u: ApiUser, params: Params): Promise<{ matches: Match[]
     if (!page.hasMore) return { matches, pages };
     cursor = page.cursor!;
   }
+}
+
+/**
+ * A user whose workspace holds only what the test writes: a new user's home project brings a
+ * file (`/files/projects/Home/CONTEXT.md`), which goes for good here.
+ */
+async function emptyUser(): Promise<ApiUser> {
+  const u = await stack.user();
+  const res = await u.request('DELETE', `/v1/agent/files?path=${q('/files/projects')}&recursive=true&permanent=true`);
+  expect([200, 404], res.text).toContain(res.status);
+  return u;
 }
 
 const where = (m: Match[]) => m.map((x) => `${x.path}:${x.line}:${x.column}`);
@@ -61,7 +72,7 @@ const expectInvalid = async (res: Promise<ApiResponse>, field: string, code = 'I
 
 describe('files search — matches', () => {
   it('search — ordered by path (byte order), line, column; every occurrence on a line; sha256 of the file', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     const files: Record<string, string> = {
       '/files/b.txt': 'foo foo\nnothing\nxfoo',
       '/files/a/z.txt': 'foo',
@@ -89,7 +100,7 @@ describe('files search — matches', () => {
   });
 
   it('search — columns count code points; text is the whole line cut to 500 characters (code points)', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     const long = `${'é'.repeat(300)}${'😀'.repeat(300)}needle`;
     await put(stack, u, '/files/u.txt', `héllo wörld needle\n😀😀needle needle\n${long}\nlast line needle`);
     const found = await search(u, { q: 'needle' });
@@ -108,7 +119,7 @@ describe('files search — matches', () => {
   });
 
   it('search — case-insensitive unless caseSensitive=true (Unicode folding: É, the Kelvin sign)', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     await put(stack, u, '/files/c.txt', 'Café\nCAFÉ\ncafé\n\u212Aelvin kelvin');
     expect((await search(u, { q: 'café' })).matches.map((m) => m.line)).toEqual([1, 2, 3]);
     expect((await search(u, { q: 'café', caseSensitive: true })).matches.map((m) => m.line)).toEqual([3]);
@@ -118,10 +129,10 @@ describe('files search — matches', () => {
   });
 
   it('search — a literal is literal (regex characters mean themselves); regex=true takes RE2 syntax', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     await put(stack, u, '/files/r.txt', 'a.b\naxb\nx = a*b + 1\nfoo123bar\nend');
     expect((await search(u, { q: 'a.b' })).matches.map((m) => m.line)).toEqual([1]);
-    expect((await search(u, { q: 'a.b', regex: true })).matches.map((m) => m.line)).toEqual([1, 2]);
+    expect((await search(u, { q: 'a.b', regex: true })).matches.map((m) => m.line)).toEqual([1, 2, 3]);
     expect((await search(u, { q: 'a*b' })).matches.map((m) => m.line)).toEqual([3]);
     expect((await search(u, { q: 'foo\\d+bar', regex: true })).matches).toMatchObject([{ line: 4, column: 1, text: 'foo123bar' }]);
     expect((await search(u, { q: '^end$', regex: true })).matches).toMatchObject([{ line: 5, column: 1 }]);
@@ -133,7 +144,7 @@ describe('files search — matches', () => {
 
 describe('files search — scope', () => {
   it('search — glob: a name at any depth, `**` zero or more folders, relative to path', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     for (const p of ['/files/readme.md', '/files/docs/a.md', '/files/docs/deep/b.md', '/files/src/x.ts', '/files/src/lib/y.ts', '/files/src/lib/y.js', '/files/.hidden.md']) await put(stack, u, p, 'hit');
     const paths = async (params: Params) => (await search(u, { q: 'hit', ...params })).matches.map((m) => m.path);
     expect(await paths({ glob: '*.md' })).toEqual(['/files/.hidden.md', '/files/docs/a.md', '/files/docs/deep/b.md', '/files/readme.md']);
@@ -147,7 +158,7 @@ describe('files search — scope', () => {
   });
 
   it('search — only at or below path; a file path searches that file; a missing path → 404; a bad path → 400 INVALID_PATH', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     await put(stack, u, '/files/p/one.txt', 'word');
     await put(stack, u, '/files/p/sub/two.txt', 'word');
     await put(stack, u, '/files/px/three.txt', 'word');
@@ -159,12 +170,12 @@ describe('files search — scope', () => {
     expect(missing.body.error.code).toBe('FILE_NOT_FOUND');
     await expectInvalid(searchRaw(u, { q: 'word', path: '/filesx' }), 'path', 'INVALID_PATH');
     await expectInvalid(searchRaw(u, { q: 'word', path: '/files/../etc' }), 'path', 'INVALID_PATH');
-    const empty = await stack.user();
+    const empty = await emptyUser();
     expect(await search(empty, { q: 'word' })).toMatchObject({ path: '/files', matches: [], hasMore: false, cursor: null, filesSearched: 0 });
   });
 
   it('search — skips files that are not UTF-8, invalid UTF-8 and files over SEARCH_MAX_FILE_BYTES (1 MiB)', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     await put(stack, u, '/files/ok.txt', 'key');
     await put(stack, u, '/files/bin.dat', Buffer.concat([Buffer.from('key'), Buffer.from([0xff, 0xfe, 0x00])]));
     await put(stack, u, '/files/half.txt', Buffer.concat([Buffer.from('key '), Buffer.from([0xe2, 0x82])]));
@@ -180,8 +191,8 @@ describe('files search — scope', () => {
   });
 
   it("search — another user's files are never matched, whatever the path", async () => {
-    const a = await stack.user();
-    const b = await stack.user();
+    const a = await emptyUser();
+    const b = await emptyUser();
     await put(stack, a, '/files/secret.txt', 'the password is hunter2');
     await put(stack, b, '/files/mine.txt', 'nothing here');
     expect(await search(b, { q: 'hunter2' })).toMatchObject({ matches: [], filesSearched: 1 });
@@ -192,7 +203,7 @@ describe('files search — scope', () => {
 
 describe('files search — paging', () => {
   it('search — limit and cursor page through every match once, in order; hasMore and cursor say when it ends', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     await put(stack, u, '/files/1.txt', 'x x x\nx');
     await put(stack, u, '/files/2.txt', 'no');
     await put(stack, u, '/files/3.txt', 'x\nx');
@@ -208,7 +219,7 @@ describe('files search — paging', () => {
   });
 
   it('search — a cursor altered, made up, or issued for another search or user → 400 INVALID_ARGUMENT (cursor)', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     await put(stack, u, '/files/1.txt', 'y y y');
     const page = await search(u, { q: 'y', limit: 1 });
     const cursor = page.cursor!;
@@ -217,12 +228,12 @@ describe('files search — paging', () => {
     await expectInvalid(searchRaw(u, { q: 'Y', limit: 1, cursor }), 'cursor');
     await expectInvalid(searchRaw(u, { q: 'y', regex: true, limit: 1, cursor }), 'cursor');
     await expectInvalid(searchRaw(u, { q: 'y', glob: '*.txt', limit: 1, cursor }), 'cursor');
-    await expectInvalid(searchRaw(await stack.user(), { q: 'y', limit: 1, cursor }), 'cursor');
+    await expectInvalid(searchRaw(await emptyUser(), { q: 'y', limit: 1, cursor }), 'cursor');
     expect((await search(u, { q: 'y', limit: 5, cursor })).matches.map((m) => m.column)).toEqual([3, 5]);
   });
 
   it('search — a page resumes after the last match returned, also when files change in between', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     await put(stack, u, '/files/a.txt', 'k\nk');
     await put(stack, u, '/files/c.txt', 'k');
     const page = await search(u, { q: 'k', limit: 1 });
@@ -235,7 +246,7 @@ describe('files search — paging', () => {
 
 describe('files search — input', () => {
   it('search — RE2 refusals (backreferences, look-around, bad syntax) → 400 INVALID_ARGUMENT on q', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     for (const pattern of ['(a)\\1', '(?=a)', '(?!a)', '(?<=a)b', '(?<!a)b', '[a-', '(', 'a**', 'x{1001}', '\\p{NoSuchClass}']) {
       await expectInvalid(searchRaw(u, { q: pattern, regex: true }), 'q');
     }
@@ -243,7 +254,7 @@ describe('files search — input', () => {
   });
 
   it('search — q is 1–1,000 characters (code points); limit is 1–1,000; booleans are true or false', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     await expectInvalid(searchRaw(u, {}), 'q');
     await expectInvalid(searchRaw(u, { q: '' }), 'q');
     await expectInvalid(searchRaw(u, { q: 'a'.repeat(1001) }), 'q');
@@ -260,7 +271,7 @@ describe('files search — input', () => {
 
 describe('files search — read-your-writes', () => {
   it('search — sees each upload, overwrite, move, copy, delete and restore at once', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     const paths = async (text: string) => (await search(u, { q: text })).matches.map((m) => m.path);
     await put(stack, u, '/files/w.txt', 'alpha');
     expect(await paths('alpha')).toEqual(['/files/w.txt']);
@@ -304,7 +315,7 @@ function bruteForce(files: Map<string, string>, query: string, regex: boolean, c
 
 describe('files search — property', () => {
   it('search — equals a brute-force scan after random writes, edits and moves, for random literal and regex queries', async () => {
-    const u = await stack.user();
+    const u = await emptyUser();
     const files = new Map<string, string>();
     const alphabet = ['a', 'b', 'c', 'A', 'B', 'é', 'É', '😀', ' ', '\n', 'x', 'y'];
     const text = fc.array(fc.constantFrom(...alphabet), { maxLength: 60 }).map((cs) => cs.join(''));
