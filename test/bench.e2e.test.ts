@@ -30,6 +30,7 @@ const SCENARIOS = [
   'move-10k',
   'restore-10k',
   'list-page-1000-of-100k',
+  'search-10k',
 ];
 /** Scenarios measured against a same-run baseline (the stack here has S3 settings, so all of them). */
 const MEMORY = ['upload-1gib-rss-growth', 'tus-unfinished-100'];

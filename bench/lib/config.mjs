@@ -28,6 +28,9 @@ export const SCALES = {
     /** list-page-1000-of-100k: files of the big tree, and the page size. */
     pageFiles: 100_000,
     pageLimit: 1000,
+    /** search-10k: source-like text files searched, and the bytes of each (~50 MB in all). */
+    searchFiles: 10_000,
+    searchFileBytes: 5000,
     /** Big trees are seeded as one uploaded folder of this many files, then copies of it. */
     seedUnitFiles: 1000,
     /** Concurrent uploads when seeding files, and in upload-small (and its direct baseline). */
@@ -69,6 +72,8 @@ export const SCALES = {
     moveRounds: 2,
     pageFiles: 40,
     pageLimit: 5,
+    searchFiles: 200,
+    searchFileBytes: 2000,
     seedUnitFiles: 10,
     fileSeedConcurrency: 16,
     smallUploads: 20,
@@ -121,6 +126,7 @@ export const SCENARIO_NAMES = [
   'move-10k',
   'restore-10k',
   'list-page-1000-of-100k',
+  'search-10k',
 ];
 
 /** BENCH_ONLY=agent-get,list-10k-files runs only those (for profiling one scenario). */

@@ -16,6 +16,7 @@ import { calibrate } from './calibration.mjs';
 import { agentGet, agentPatch, agentsList10k } from '../scenarios/agents.mjs';
 import { importHostile } from '../scenarios/agents-import.mjs';
 import { tusUnfinished100 } from '../scenarios/files-tus.mjs';
+import { search10k } from '../scenarios/files-search.mjs';
 import { download256, export1000, list10k, listFolder100, listPage, move10k, restore10k, upload256, uploadDeep, uploadRssGrowth, uploadSmall } from '../scenarios/files.mjs';
 
 const SCENARIOS = {
@@ -35,6 +36,7 @@ const SCENARIOS = {
   'move-10k': move10k,
   'restore-10k': restore10k,
   'list-page-1000-of-100k': listPage,
+  'search-10k': search10k,
 };
 
 export const DEFAULT_RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));

@@ -47,6 +47,13 @@ export const configSchema = serviceConfig({ grpc: 50052, metrics: 9466 }).extend
    * 10 GiB.
    */
   FILE_QUOTA_BYTES: env.positiveInt(10 * 1024 * MiB),
+  /**
+   * Files larger than this are skipped by the content search (docs/api/files.md#search): the
+   * search reads each candidate whole. Default 1 MiB.
+   */
+  SEARCH_MAX_FILE_BYTES: env.positiveInt(MiB),
+  /** Objects one search reads from the store at once (docs/api/files.md#search). */
+  SEARCH_READ_CONCURRENCY: env.positiveInt(16),
   /** Long polls of the changes feed waiting at once per replica; more answer at once. */
   CHANGES_MAX_WAITERS: env.positiveInt(512),
 });

@@ -4,6 +4,7 @@ import { createS3Client, ensureAbortRule, ensureBucket, MinioBlobStore, type S3S
 import { RedisChangesLog } from './adapters/changes.redis.js';
 import { IndexKeys, RedisFileIndex } from './adapters/index.redis.js';
 import { migrateOldLayout } from './adapters/migration.js';
+import { RedisContentSummaries } from './adapters/summaries.redis.js';
 import { Sweeper } from './adapters/sweeper.js';
 import { Changes } from './domain/changes.js';
 import { Cursors } from './domain/cursors.js';
@@ -11,6 +12,7 @@ import { Knowledge } from './domain/knowledge.js';
 import { KnowledgeTransfer } from './domain/knowledge-transfer.js';
 import { knowledgeTransferHandlers } from './grpc/knowledge-transfer.handlers.js';
 import { Revisions } from './domain/revisions.js';
+import { Search } from './domain/search.js';
 import { MAX_PARTS, Uploads } from './domain/uploads.js';
 import { Workspace } from './domain/workspace.js';
 import { configSchema, consumerGroup } from './config.js';
@@ -69,6 +71,8 @@ export const filesService = defineService({
       consumerGroup(s3.bucket),
     );
     const transfer = new KnowledgeTransfer({ index: withUnavailableErrors(rawIndex, 'Redis'), uploads, blobs, pendingMs: config.UPLOAD_PENDING_MS });
-    ctx.serve(FilesServiceService, { ...filesHandlers({ workspace, uploads, knowledge, changes, blobs, revisions: new Revisions({ index }) }), ...knowledgeTransferHandlers(transfer) });
+    const summaries = withUnavailableErrors(new RedisContentSummaries({ redis, keys }), 'Redis');
+    const search = new Search({ index, blobs, summaries, cursors, logger, maxFileBytes: config.SEARCH_MAX_FILE_BYTES, concurrency: config.SEARCH_READ_CONCURRENCY });
+    ctx.serve(FilesServiceService, { ...filesHandlers({ workspace, uploads, knowledge, changes, blobs, search, revisions: new Revisions({ index }) }), ...knowledgeTransferHandlers(transfer) });
   },
 });

@@ -17,6 +17,8 @@
  *   P ks / sk    HASH   object key → its sha256, and sha256 → a referenced object of those bytes:
  *                       an upload of bytes the user already has shares them (stored and counted once)
  *   P gc         ZSET   object key → when nothing referenced it any more (the sweeper's work)
+ *   P tri        HASH   object key → the trigram summary of its bytes (docs/api/files.md#search),
+ *                       kept while the object is referenced, dropped when its bytes are
  *   P log        STREAM the user's changes (docs/api/files.md#changes), trimmed to what must be kept
  *   P up / upx   HASH / ZSET   uploads in flight: id → record, id → expiry
  *   P rsv / rsvt HASH / STRING bytes reserved against the quota by uploads in flight (as
@@ -723,7 +725,10 @@ local keys = redis.call('ZRANGEBYSCORE', G, '-inf', ARGV[7], 'LIMIT', 0, tonumbe
 local out = {}
 for _, key in ipairs(keys) do
   redis.call('ZREM', G, key)
-  if redis.call('HEXISTS', R, key) == 0 then out[#out + 1] = key end
+  if redis.call('HEXISTS', R, key) == 0 then
+    out[#out + 1] = key
+    redis.call('HDEL', P .. 'tri', key)
+  end
 end
 return out
 `;

@@ -149,3 +149,14 @@ export interface LoggedChange {
   size?: number;
   sha256?: string;
 }
+
+/**
+ * Trigram summaries of stored contents (see trigrams.ts), by object key: an object's bytes never
+ * change, so a summary is never stale. A content without one is simply read by the search.
+ */
+export interface ContentSummaries {
+  /** The summaries of the objects, in order (undefined: none yet). */
+  get(userId: string, keys: readonly string[]): Promise<(Uint8Array | undefined)[]>;
+  /** Keeps the summary of an object that something still references (else nothing is kept). */
+  put(userId: string, key: string, summary: Uint8Array): Promise<void>;
+}

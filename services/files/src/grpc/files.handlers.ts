@@ -4,6 +4,7 @@ import type { Changes } from '../domain/changes.js';
 import { entryJson, type Entry } from '../domain/entries.js';
 import type { Knowledge } from '../domain/knowledge.js';
 import type { Revisions } from '../domain/revisions.js';
+import type { Search } from '../domain/search.js';
 import type { BlobStore, ConflictMode } from '../domain/ports.js';
 import type { Uploads } from '../domain/uploads.js';
 import { DEFAULT_PAGE, toEntry, type ListResult, type Workspace } from '../domain/workspace.js';
@@ -49,6 +50,7 @@ export interface FilesHandlerDeps {
   changes: Changes;
   blobs: BlobStore;
   revisions: Revisions;
+  search: Search;
 }
 
 function toProto(e: Entry): FileEntry {
@@ -71,7 +73,7 @@ function conflictMode(value: OnConflict): ConflictMode {
 }
 
 export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof FilesServiceService>, 'openKnowledge' | 'stageKnowledge' | 'pinStagedKnowledge'> {
-  const { workspace, uploads, knowledge, changes, revisions } = deps;
+  const { workspace, uploads, knowledge, changes, revisions, search } = deps;
   return {
     listFiles: async function* (req, ctx) {
       const userId = requireUser(ctx);
@@ -113,6 +115,7 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
     },
     commitUpload: async (req, ctx) => {
       const stored = await uploads.commit(requireUser(ctx), req.uploadId, { size: req.size, sha256: req.sha256, parts: req.parts });
+      search.warm(requireUser(ctx), stored.path);
       ctx.logger.info({ size: stored.size }, 'file uploaded');
       return stored;
     },
@@ -126,6 +129,7 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
     },
     writeFile: async (req, ctx) => {
       const stored = await uploads.writeFile(requireUser(ctx), req.path, req.content, req.overwrite);
+      search.warm(requireUser(ctx), stored.path);
       return toProto(await workspace.stat(requireUser(ctx), stored.path));
     },
     deleteFile: async (req, ctx) => workspace.delete(requireUser(ctx), req.path, req.recursive, req.permanent, req.ifMatchSha256),
@@ -170,6 +174,10 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       for (let i = 0; i === 0 || i < found.entries.length; i += LIST_BATCH) yield { path: found.path, entries: found.entries.slice(i, i + LIST_BATCH) };
     },
     getUsage: async (_req, ctx) => uploads.usage(requireUser(ctx)),
+    searchFiles: async (req, ctx) => {
+      const found = await search.search(requireUser(ctx), { path: req.path, q: req.q, regex: req.regex, caseSensitive: req.caseSensitive, glob: req.glob, limit: req.limit, cursor: req.cursor }, ctx.signal);
+      return { path: found.path, matches: found.matches, cursor: found.cursor ?? '', hasMore: found.cursor !== undefined, filesSearched: found.filesSearched };
+    },
     restoreFile: async (req, ctx) => {
       const userId = requireUser(ctx);
       if (req.recursive) {

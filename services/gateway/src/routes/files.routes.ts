@@ -10,6 +10,7 @@ import { downloadRoute } from './download.route.js';
 import { exportRoute } from './export.route.js';
 
 import { revisionsRoutes } from './revisions.routes.js';
+import { searchRoutes } from './search.routes.js';
 import { defineRoute, type RouteDef } from './route.js';
 import { uploadRoute } from './upload.route.js';
 import * as ex from './examples/files.examples.js';
@@ -95,6 +96,7 @@ export function filesRoutes(deps: FilesRouteDeps): RouteDef[] {
     createDirectoryRoute(files),
     ...changesRoutes(files),
     ...revisionsRoutes(files),
+    ...searchRoutes(files),
     exportRoute(files, deps.projects, deps.store, deps.logger),
   ];
 }

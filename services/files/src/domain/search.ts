@@ -1,0 +1,244 @@
+import { createHash } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
+import picomatch from 'picomatch';
+import { errors, type Logger } from '@workspace/platform';
+import type { Cursors } from './cursors.js';
+import type { IndexEntry } from './entries.js';
+import { compileQuery, type CompiledQuery } from './matcher.js';
+import { baseName, parsePath, ROOT } from './paths.js';
+import type { BlobStore, ContentSummaries, FileIndex } from './ports.js';
+import { isTextSummary, mayContain, summarize } from './trigrams.js';
+
+/** Matches per page (docs/api/files.md#search): 100 unless asked, at most 1,000. */
+export const DEFAULT_SEARCH_LIMIT = 100;
+export const MAX_SEARCH_LIMIT = 1_000;
+const MAX_GLOB_CHARS = 1_000;
+/** Index entries read per step of the listing. */
+const LIST_STEP = 1_000;
+/** Files whose summaries are fetched together; the first steps are small, so a short answer reads little. */
+const FIRST_BATCH = 16;
+const MAX_BATCH = 256;
+/** Committed files waiting to be summarized in the background, and summarized at once (per replica). */
+const WARM_PENDING = 10_000;
+const WARM_CONCURRENCY = 4;
+
+export interface SearchInput {
+  path: string;
+  q: string;
+  regex: boolean;
+  caseSensitive: boolean;
+  glob: string;
+  /** 0 = the default. */
+  limit: number;
+  cursor: string;
+}
+
+export interface SearchMatch {
+  path: string;
+  line: number;
+  column: number;
+  text: string;
+  sha256: string;
+}
+
+export interface SearchResult {
+  path: string;
+  matches: SearchMatch[];
+  /** Undefined on the last page. */
+  cursor: string | undefined;
+  filesSearched: number;
+}
+
+/** Where a page ended: the last match returned (the next page starts after it). */
+type Position = [path: string, line: number, column: number];
+
+interface Candidate {
+  path: string;
+  entry: IndexEntry;
+}
+
+export interface SearchOptions {
+  index: FileIndex;
+  blobs: BlobStore;
+  summaries: ContentSummaries;
+  cursors: Cursors;
+  logger: Logger;
+  /** Files larger than this are not searched (SEARCH_MAX_FILE_BYTES). */
+  maxFileBytes: number;
+  /** Objects read from the store at once per search. */
+  concurrency?: number;
+}
+
+/**
+ * Exact content search (docs/api/files.md#search). The files come from the metadata index as it
+ * is when the request runs (so every committed write is seen); trigram summaries rule out the
+ * files that cannot match, and every other file is read from the store and matched exactly.
+ */
+export class Search {
+  readonly #o: Required<SearchOptions>;
+  readonly #warming = new Map<string, { userId: string; path: string }>();
+  #warmers = 0;
+
+  constructor(options: SearchOptions) {
+    this.#o = { concurrency: 16, ...options };
+  }
+
+  async search(userId: string, input: SearchInput, signal?: AbortSignal): Promise<SearchResult> {
+    const scope = parsePath(input.path === '' ? ROOT : input.path);
+    const limit = input.limit === 0 ? DEFAULT_SEARCH_LIMIT : input.limit;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw errors.invalidArgument(`limit must be 1 to ${MAX_SEARCH_LIMIT}`, 'limit');
+    const query = compileQuery(input.q, input.regex, input.caseSensitive);
+    const included = globFilter(input.glob);
+    const cursorScope = `search:${createHash('sha256').update(JSON.stringify([scope.path, input.q, input.regex, input.caseSensitive, input.glob])).digest('base64url')}`;
+    const after = input.cursor === '' ? undefined : parsePosition(this.#o.cursors.verify(userId, cursorScope, input.cursor));
+    const run = { userId, query, want: limit + 1, matches: [] as SearchMatch[], filesSearched: 0, after, signal };
+    const rel = (path: string) => (path === scope.path ? baseName(scope) : path.slice(scope.path.length + 1));
+    let batch: Candidate[] = [];
+    let size = FIRST_BATCH;
+    for await (const file of this.#files(userId, scope.path, after?.[0])) {
+      if (file.entry.size > this.#o.maxFileBytes || !included(rel(file.path))) continue;
+      batch.push(file);
+      if (batch.length < size) continue;
+      if (await this.#scan(run, batch)) break;
+      batch = [];
+      size = Math.min(MAX_BATCH, size * 2);
+    }
+    if (run.matches.length < run.want && batch.length > 0) await this.#scan(run, batch);
+    const more = run.matches.length > limit;
+    const matches = run.matches.slice(0, limit);
+    const last = matches.at(-1);
+    const cursor = more && last ? this.#o.cursors.sign(userId, cursorScope, JSON.stringify([last.path, last.line, last.column])) : undefined;
+    return { path: scope.path, matches, cursor, filesSearched: run.filesSearched };
+  }
+
+  /** The files at or below `path` in byte order, from `from` on (inclusive), as the index holds them now. */
+  async *#files(userId: string, path: string, from: string | undefined): AsyncGenerator<Candidate> {
+    let next = '';
+    if (from !== undefined && from !== path) {
+      const [entry] = await this.#o.index.stat(userId, [from]);
+      if (entry && entry !== 'directory') yield { path: from, entry };
+      next = from;
+    }
+    for (;;) {
+      const page = await this.#o.index.list(userId, { path, recursive: true, after: next, limit: LIST_STEP });
+      if (page.kind === 'file') {
+        if (next === '') yield { path, entry: page.entry };
+        return;
+      }
+      for (const e of page.entries) if (e.entry) yield { path: e.path, entry: e.entry };
+      if (!page.more) return;
+      next = page.entries.at(-1)!.path;
+    }
+  }
+
+  /** Matches a batch in order, reading the candidates a few at a time. True when enough matches were found. */
+  async #scan(run: Run, batch: Candidate[]): Promise<boolean> {
+    const summaries = await this.#o.summaries.get(run.userId, batch.map((f) => f.entry.key));
+    const reads = new Map<number, Promise<string | undefined>>();
+    let nextRead = 0;
+    const readAhead = (upTo: number) => {
+      for (; nextRead < batch.length && nextRead <= upTo; nextRead++) {
+        if (summaries[nextRead] === undefined || needsRead(summaries[nextRead]!, run.query, batch[nextRead]!.entry)) reads.set(nextRead, this.#text(run.userId, batch[nextRead]!.entry, summaries[nextRead], run.signal));
+      }
+    };
+    try {
+      for (let i = 0; i < batch.length; i++) {
+        readAhead(i + this.#o.concurrency - 1);
+        const summary = summaries[i];
+        if (summary !== undefined && !isTextSummary(summary)) continue;
+        const text = reads.has(i) ? await reads.get(i) : summary !== undefined ? '' : undefined;
+        if (text === undefined) continue; // not valid UTF-8
+        run.filesSearched++;
+        if (text === '') continue;
+        const { path, entry } = batch[i]!;
+        const after: [number, number] = run.after && run.after[0] === path ? [run.after[1], run.after[2]] : [0, 0];
+        for (const m of run.query.matches(text, after, run.want - run.matches.length)) run.matches.push({ path, ...m, sha256: entry.sha256 });
+        if (run.matches.length >= run.want) return true;
+      }
+      return false;
+    } finally {
+      // Reads started past the point where enough was found are left to settle on their own.
+      for (const read of reads.values()) read.catch(() => undefined);
+    }
+  }
+
+  /**
+   * Summarizes a file just committed, in the background, so the next search can rule it out
+   * without reading it. Best effort: at most WARM_PENDING wait (more are left to the first
+   * search that reads them), a few at a time; a failure only means the search reads the file.
+   */
+  warm(userId: string, path: string): void {
+    if (this.#warming.size >= WARM_PENDING) return;
+    this.#warming.set(`${userId}\0${path}`, { userId, path });
+    this.#drain();
+  }
+
+  #drain(): void {
+    while (this.#warmers < WARM_CONCURRENCY && this.#warming.size > 0) {
+      const [id, job] = this.#warming.entries().next().value!;
+      this.#warming.delete(id);
+      this.#warmers++;
+      this.#warmOne(job.userId, job.path)
+        .catch((err: unknown) => this.#o.logger.debug({ err }, 'could not summarize a committed file'))
+        .finally(() => {
+          this.#warmers--;
+          this.#drain();
+        });
+    }
+  }
+
+  async #warmOne(userId: string, path: string): Promise<void> {
+    const [entry] = await this.#o.index.stat(userId, [path]);
+    if (!entry || entry === 'directory' || entry.size > this.#o.maxFileBytes) return;
+    const [summary] = await this.#o.summaries.get(userId, [entry.key]);
+    if (summary === undefined) await this.#text(userId, entry, undefined);
+  }
+
+  /** The content as text, or undefined when it is not valid UTF-8; summarizes it when it had no summary. */
+  async #text(userId: string, entry: IndexEntry, summary: Uint8Array | undefined, signal?: AbortSignal): Promise<string | undefined> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.#o.blobs.read(entry.key, { signal })) chunks.push(Buffer.from(chunk));
+    const bytes = Buffer.concat(chunks);
+    const text = isUtf8(bytes);
+    if (summary === undefined) {
+      await this.#o.summaries.put(userId, entry.key, summarize(bytes, text)).catch((err: unknown) => this.#o.logger.warn({ err }, 'could not store a content summary'));
+    }
+    return text ? bytes.toString('utf8') : undefined;
+  }
+}
+
+interface Run {
+  userId: string;
+  query: CompiledQuery;
+  /** limit + 1: one more than a page tells whether another page follows. */
+  want: number;
+  matches: SearchMatch[];
+  filesSearched: number;
+  after: Position | undefined;
+  signal: AbortSignal | undefined;
+}
+
+/** Whether a summarized text file must be read: it is not empty and may hold every trigram. */
+function needsRead(summary: Uint8Array, query: CompiledQuery, entry: IndexEntry): boolean {
+  return isTextSummary(summary) && entry.size > 0 && mayContain(summary, query.trigrams);
+}
+
+/**
+ * `glob` against the path relative to the searched folder: without `/` it matches the file's
+ * name at any depth; `**` matches zero or more folders; `*` also matches names starting with a dot.
+ */
+function globFilter(glob: string): (rel: string) => boolean {
+  if (glob === '') return () => true;
+  if ([...glob].length > MAX_GLOB_CHARS) throw errors.invalidArgument(`glob must be at most ${MAX_GLOB_CHARS} characters`, 'glob');
+  try {
+    return picomatch(glob, { dot: true, basename: !glob.includes('/'), strictSlashes: true });
+  } catch {
+    throw errors.invalidArgument('glob is not a valid pattern', 'glob');
+  }
+}
+
+function parsePosition(raw: string): Position {
+  const value = JSON.parse(raw) as unknown;
+  if (!Array.isArray(value) || typeof value[0] !== 'string' || !Number.isInteger(value[1]) || !Number.isInteger(value[2])) throw errors.invalidArgument('the cursor is not valid for this request', 'cursor');
+  return value as Position;
+}

@@ -1,0 +1,96 @@
+/**
+ * Trigram summaries of file contents (docs/api/files.md#search): a Bloom filter of the content's
+ * folded byte trigrams, so a search reads only the files that may hold its query (Russ Cox,
+ * "Regular Expression Matching with a Trigram Index"). A summary never decides a match: it
+ * only rules files out, and only when a trigram the query needs is certainly absent.
+ *
+ * Folding makes one summary serve case-sensitive and case-insensitive queries: ASCII letters
+ * are lowercased, and the two non-ASCII characters whose simple case folding reaches ASCII
+ * (U+212A KELVIN SIGN → k, U+017F LATIN SMALL LETTER LONG S → s) become that letter. Other bytes
+ * stay as they are, so a case-insensitive query may use only its all-ASCII trigrams.
+ *
+ * Layout: byte 0 = flags (TEXT: the content is valid UTF-8), then the filter (absent for
+ * content that is not text: such a file is never searched).
+ */
+
+export const SUMMARY_TEXT = 1;
+/** Filter bits per distinct trigram: with two hash functions about 15% of absent trigrams pass. */
+const BITS_PER_TRIGRAM = 4;
+const MIN_FILTER_BYTES = 64;
+/** A larger content's filter saturates toward "maybe" (still exact: it only passes more files). */
+const MAX_FILTER_BYTES = 64 * 1024;
+
+/** The content's bytes folded as described above (a new array only when something changes length). */
+export function foldBytes(bytes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(bytes.length);
+  let n = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b >= 0x41 && b <= 0x5a) out[n++] = b + 0x20;
+    else if (b === 0xe2 && bytes[i + 1] === 0x84 && bytes[i + 2] === 0xaa) {
+      out[n++] = 0x6b;
+      i += 2;
+    } else if (b === 0xc5 && bytes[i + 1] === 0xbf) {
+      out[n++] = 0x73;
+      i += 1;
+    } else out[n++] = b;
+  }
+  return n === out.length ? out : out.subarray(0, n);
+}
+
+function hash1(t: number): number {
+  return Math.imul(t, 0x9e3779b1) >>> 0;
+}
+
+function hash2(t: number): number {
+  const h = Math.imul(t ^ (t >>> 13), 0x85ebca6b);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** The summary of a content (`text`: whether it is valid UTF-8). */
+export function summarize(bytes: Uint8Array, text: boolean): Uint8Array {
+  if (!text) return Uint8Array.of(0);
+  const folded = foldBytes(bytes);
+  const distinct = new Set<number>();
+  for (let i = 0; i + 2 < folded.length; i++) distinct.add((folded[i]! << 16) | (folded[i + 1]! << 8) | folded[i + 2]!);
+  let size = MIN_FILTER_BYTES;
+  while (size < MAX_FILTER_BYTES && size * 8 < distinct.size * BITS_PER_TRIGRAM) size *= 2;
+  const out = new Uint8Array(1 + size);
+  out[0] = SUMMARY_TEXT;
+  const mask = size * 8 - 1;
+  for (const t of distinct) {
+    for (const bit of [hash1(t) & mask, hash2(t) & mask]) out[1 + (bit >>> 3)]! |= 1 << (bit & 7);
+  }
+  return out;
+}
+
+/** Whether the summarized content is valid UTF-8 (only such files are searched). */
+export function isTextSummary(summary: Uint8Array): boolean {
+  return summary.length > 0 && (summary[0]! & SUMMARY_TEXT) !== 0;
+}
+
+/** Whether the content may hold every trigram (false: certainly not; then it cannot match). */
+export function mayContain(summary: Uint8Array, trigrams: readonly number[]): boolean {
+  const size = summary.length - 1;
+  if (size <= 0) return trigrams.length === 0;
+  const mask = size * 8 - 1;
+  for (const t of trigrams) {
+    for (const bit of [hash1(t) & mask, hash2(t) & mask]) if ((summary[1 + (bit >>> 3)]! & (1 << (bit & 7))) === 0) return false;
+  }
+  return true;
+}
+
+/**
+ * The folded trigrams every match of the literal `text` contains. Case-insensitive: only the
+ * trigrams of three ASCII bytes (a non-ASCII character may match another spelling).
+ */
+export function literalTrigrams(text: string, caseSensitive: boolean): number[] {
+  const folded = foldBytes(Buffer.from(text, 'utf8'));
+  const out = new Set<number>();
+  for (let i = 0; i + 2 < folded.length; i++) {
+    const [a, b, c] = [folded[i]!, folded[i + 1]!, folded[i + 2]!];
+    if (!caseSensitive && (a | b | c) >= 0x80) continue;
+    out.add((a << 16) | (b << 8) | c);
+  }
+  return [...out];
+}
