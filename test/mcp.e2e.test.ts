@@ -2,7 +2,7 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { restartService } from '@workspace/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { put, read, sha256 } from './support/files-api.js';
-import { mcpConnect, mcpPost, type McpConnection } from './support/mcp.js';
+import { body, mcpConnect, mcpPost, type McpConnection } from './support/mcp.js';
 import { startStack, type ApiUser, type Stack } from './support/stack.js';
 
 const MAX_UPLOAD = 256 * 1024;
@@ -64,6 +64,7 @@ describe('mcp — tools', () => {
     expect(r.content[0]!.text).toBe('one\ntwo\nthree\n');
     expect((await c.call('read_text_file', { path: '/files/notes/a.md', head: 2 })).structuredContent.content).toBe('one\ntwo');
     expect((await c.call('read_text_file', { path: '/files/notes/a.md', tail: 1 })).structuredContent.content).toBe('three');
+    expect((await c.call('read_text_file', { path: '/files/notes/a.md', tail: 2 })).structuredContent.content).toBe('two\nthree');
     expect(failure(await c.call('read_text_file', { path: '/files/notes/a.md', head: 1, tail: 1 })).code).toBe('INVALID_ARGUMENT');
     const w2 = await c.call('write_file', { path: '/files/notes/a.md', content: 'new\n' });
     const old = await c.call('read_text_file', { path: '/files/notes/a.md', revision: w.structuredContent.revision });
@@ -196,7 +197,7 @@ describe('mcp — errors and hostile input', () => {
     const ca = await session(a);
     const res = await mcpPost(stack.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { authorization: `Bearer ${b.token}`, 'mcp-session-id': ca.transport.sessionId! });
     expect(res.status).toBe(404);
-    expect((await res.json()).error.code).toBe(-32001);
+    expect((await body(res)).error.code).toBe(-32001);
     const cb = await session(b);
     expect(failure(await cb.call('read_text_file', { path: '/files/secret.txt' })).code).toBe('FILE_NOT_FOUND');
     await ca.close();
@@ -209,14 +210,14 @@ describe('mcp — transport and authentication', () => {
     const res = await mcpPost(stack.url, INIT, {});
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${stack.url}/.well-known/oauth-protected-resource"`);
-    expect((await res.json()).error.code).toBe('UNAUTHENTICATED');
+    expect((await body(res)).error.code).toBe('UNAUTHENTICATED');
     const badToken = await mcpPost(stack.url, INIT, { authorization: 'Bearer a.b.c' });
     expect(badToken.status).toBe(401);
     expect(badToken.headers.get('www-authenticate')).toContain('resource_metadata=');
     for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/v1/mcp']) {
       const doc = await fetch(`${stack.url}${path}`);
       expect(doc.status).toBe(200);
-      expect(await doc.json()).toMatchObject({ resource: `${stack.url}/v1/mcp`, authorization_servers: ['https://auth.example.com', 'https://login.example.com'], bearer_methods_supported: ['header'] });
+      expect(await body(doc)).toMatchObject({ resource: `${stack.url}/v1/mcp`, authorization_servers: ['https://auth.example.com', 'https://login.example.com'], bearer_methods_supported: ['header'] });
     }
   });
 
@@ -224,7 +225,7 @@ describe('mcp — transport and authentication', () => {
     const u = await stack.user();
     const evil = await mcpPost(stack.url, INIT, { authorization: `Bearer ${u.token}`, origin: 'https://evil.example' });
     expect(evil.status).toBe(403);
-    expect((await evil.json()).error).toMatchObject({ code: 'ORIGIN_NOT_ALLOWED' });
+    expect((await body(evil)).error).toMatchObject({ code: 'ORIGIN_NOT_ALLOWED' });
     const good = await mcpPost(stack.url, INIT, { authorization: `Bearer ${u.token}`, origin: ORIGIN });
     expect(good.status).toBe(200);
     expect(good.headers.get('mcp-session-id')).toMatch(/^[0-9a-f]{32}$/);
@@ -236,13 +237,13 @@ describe('mcp — transport and authentication', () => {
     const auth = { authorization: `Bearer ${u.token}` };
     const unknown = await mcpPost(stack.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { ...auth, 'mcp-session-id': 'f'.repeat(32) });
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32001 } });
+    expect(await body(unknown)).toMatchObject({ jsonrpc: '2.0', error: { code: -32001 } });
     const accept = await mcpPost(stack.url, INIT, { ...auth, accept: 'application/json' });
     expect(accept.status).toBe(406);
-    expect((await accept.json()).jsonrpc).toBe('2.0');
+    expect((await body(accept)).jsonrpc).toBe('2.0');
     const malformed = await mcpPost(stack.url, '{"jsonrpc":', auth);
     expect(malformed.status).toBe(400);
-    expect((await malformed.json()).error.code).toBe(-32700);
+    expect((await body(malformed)).error.code).toBe(-32700);
     const c = await session(u);
     expect((await c.call('list_projects')).isError).toBeFalsy();
     const id = c.transport.sessionId!;
@@ -258,25 +259,6 @@ describe('mcp — transport and authentication', () => {
       expect(res.status).toBe(200);
       expect(await res.text()).toContain(`"protocolVersion":"${protocolVersion}"`);
     }
-  });
-
-  it('mcp — a session opened on one replica is served by another, and survives the restart of the replica that opened it', async () => {
-    const u = await stack.user();
-    const c = await session(u);
-    const id = c.transport.sessionId!;
-    expect((await c.call('write_file', { path: '/files/s.txt', content: 's' })).isError).toBeFalsy();
-    const other = await stack.extraGateway({});
-    try {
-      const there = await mcpConnect(other.url, u, { sessionId: id });
-      expect((await there.call('read_text_file', { path: '/files/s.txt' })).structuredContent.content).toBe('s');
-      await there.transport.close();
-    } finally {
-      await other.stop();
-    }
-    stack.services.gateway = await restartService(stack.services.gateway!);
-    const again = await mcpConnect(stack.url, u, { sessionId: id });
-    expect((await again.call('read_text_file', { path: '/files/s.txt' })).structuredContent.content).toBe('s');
-    await again.close();
   });
 });
 
@@ -335,4 +317,28 @@ describe('mcp — concurrent edits', () => {
     expect(final).toBe(`${lines.map((l) => l.toUpperCase()).join('\n')}\n`);
     await Promise.all(agents.map((c) => c.close()));
   });
+});
+
+// Last: it restarts the stack's gateway.
+describe('mcp — sessions across replicas', () => {
+  it('mcp — a session opened on one replica is served by another, and survives the restart of the replica that opened it', async () => {
+    const u = await stack.user();
+    const c = await session(u);
+    const id = c.transport.sessionId!;
+    expect((await c.call('write_file', { path: '/files/s.txt', content: 's' })).isError).toBeFalsy();
+    // The client goes quiet (its stream too); the session stays in Redis.
+    await c.transport.close();
+    const other = await stack.extraGateway({});
+    try {
+      const there = await mcpConnect(other.url, u, { sessionId: id });
+      expect((await there.call('read_text_file', { path: '/files/s.txt' })).structuredContent.content).toBe('s');
+      await there.transport.close();
+    } finally {
+      await other.stop();
+    }
+    stack.services.gateway = await restartService(stack.services.gateway!);
+    const again = await mcpConnect(stack.url, u, { sessionId: id });
+    expect((await again.call('read_text_file', { path: '/files/s.txt' })).structuredContent.content).toBe('s');
+    await again.close();
+  }, 240_000);
 });

@@ -46,3 +46,9 @@ export function mcpPost(baseUrl: string, body: unknown, headers: Record<string, 
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }
+
+/** A JSON answer's body, for assertions. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies of any shape
+export async function body(res: Response): Promise<any> {
+  return res.json();
+}

@@ -72,6 +72,8 @@ export function buildServer(sc: ServerContext): Server {
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     const session = sessionOf(sc);
     const path = pathParam(request.params.uri).replace(/\/+$/, '') || '/files';
+    // The path rules apply (the path need not exist); the feed's position is the whole workspace's.
+    await guard(() => ctx.files.getChangesCursor({ path }, ctx.call));
     await sc.sessions.initCursor(session.id, await sc.startCursor());
     await sc.sessions.subscribe(session.id, path);
     return {};

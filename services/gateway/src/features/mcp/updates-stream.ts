@@ -18,10 +18,16 @@ export interface StreamDeps {
 
 const below = (path: string, root: string) => path === root || path.startsWith(root === '/' ? '/' : `${root}/`);
 
-/** The URIs to notify for one change: its path (and a move's source) when at or below a subscription. */
-export function updatedUris(change: Pick<Change, 'path' | 'from'>, subscriptions: readonly string[]): string[] {
+/**
+ * The URIs to notify for one change: its path (and a move's source) when at or below a
+ * subscription; and a subscription's own, when the change is to a directory above it (a
+ * recursive delete or move takes what was subscribed with it).
+ */
+export function updatedUris(change: Pick<Change, 'path' | 'from' | 'kind'>, subscriptions: readonly string[]): string[] {
   const paths = change.from ? [change.from, change.path] : [change.path];
-  return paths.filter((p) => subscriptions.some((s) => below(p, s))).map(fileUri);
+  const uris = paths.filter((p) => subscriptions.some((s) => below(p, s)));
+  if (change.kind === 'directory') uris.push(...subscriptions.filter((s) => paths.some((p) => p !== s && below(s, p))));
+  return [...new Set(uris)].map(fileUri);
 }
 
 /**

@@ -21,14 +21,13 @@ async function textFile(ctx: ToolContext, path: string, revision?: string) {
   return { path: read.path, content, size: read.bytes.length, mimeType: rev?.mimeType ?? 'text/plain', sha256: read.sha256, revision: rev?.revision ?? null };
 }
 
+/** The first `head` or last `tail` lines, joined by newlines (as the reference server answers them). */
 function lines(content: string, head?: number, tail?: number): string {
   if (head === undefined && tail === undefined) return content;
   const all = content.split('\n');
   // A final newline ends the last line; it does not start another.
-  const trailing = all.length > 1 && all.at(-1) === '' ? all.pop() : undefined;
-  const kept = head !== undefined ? all.slice(0, head) : all.slice(Math.max(0, all.length - tail!));
-  const out = kept.join('\n');
-  return trailing !== undefined && (head === undefined || head >= all.length) ? `${out}\n` : out;
+  if (all.length > 1 && all.at(-1) === '') all.pop();
+  return (head !== undefined ? all.slice(0, head) : all.slice(Math.max(0, all.length - tail!))).join('\n');
 }
 
 export const readTextFile = defineTool({
