@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { put, sha256 } from './support/files-api.js';
-import { rawZip, type RawEntry } from './support/raw-zip.js';
+import { rawZip, type RawEntry } from '@workspace/testkit';
 import { request, startStack, type ApiUser, type Stack } from './support/stack.js';
 import { unzip } from './support/zip.js';
 

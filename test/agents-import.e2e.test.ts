@@ -3,7 +3,7 @@ import { tenantKey } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client, testRedis } from './support/backends.js';
 import { put, sha256 } from './support/files-api.js';
-import { rawZip, type RawEntry } from './support/raw-zip.js';
+import { rawZip, type RawEntry } from '@workspace/testkit';
 import { request, startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
 
 /**

@@ -1,19 +1,18 @@
 import { type NatsConnection } from '@nats-io/transport-node';
 import { readEvents } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type ApiUser, type Stack } from './support/stack.js';
+import { sharedStack, type ApiUser, type SharedStack } from './support/stack.js';
 import { testNats } from './support/backends.js';
 
 // Versions and retention, the list, chats, delete and isolation (docs/api/agents.md,
 // docs/api/automations.md#chats).
-let stack: Stack;
+let stack: SharedStack;
 let nats: NatsConnection | undefined;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = sharedStack();
 });
 afterAll(async () => {
   await nats?.close();
-  await stack?.stop();
 });
 
 async function createAgent(u: ApiUser, body: Record<string, unknown> = { name: 'Helper' }) {

@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type ApiUser, type Stack } from './support/stack.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedStack, type ApiUser, type SharedStack } from './support/stack.js';
 
-let stack: Stack;
+let stack: SharedStack;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = sharedStack();
 });
-afterAll(async () => {
-  await stack?.stop();
-});
-
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const AGT = /^agt_[0-9a-f]{32}$/;
 const CFG = /^cfg_[0-9a-f]{32}$/;

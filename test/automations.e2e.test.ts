@@ -4,19 +4,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type RedisClient } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dueKeys, triggerOwnerKey, userKeys } from '../services/automations/src/adapters/keys.js';
-import { request, startStack, type ApiUser, type Stack } from './support/stack.js';
+import { request, sharedStack, type ApiUser, type SharedStack } from './support/stack.js';
 import { testRedis } from './support/backends.js';
 
-let stack: Stack;
+let stack: SharedStack;
 let redis: RedisClient;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = sharedStack();
   DUE = dueKeys(stack.services.automations!.env.DUE_INDEX_NAMESPACE);
   redis = testRedis('automations-e2e');
 });
 afterAll(async () => {
   await redis?.quit();
-  await stack?.stop();
 });
 
 const ID = (prefix: string) => expect.stringMatching(new RegExp(`^${prefix}_[0-9a-f]{32}$`));

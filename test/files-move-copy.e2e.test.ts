@@ -1,18 +1,14 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { pattern, upload } from './support/files.js';
 import { buildTree, copy, download, list, move, ok, put, read, sha256, stat, UUID, wholeTreeIn, type Entry } from './support/files-api.js';
-import { startStack, type Stack } from './support/stack.js';
+import { sharedStack, type SharedStack } from './support/stack.js';
 import { unzip } from './support/zip.js';
 
-let stack: Stack;
+let stack: SharedStack;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = sharedStack();
 });
-afterAll(async () => {
-  await stack?.stop();
-});
-
 const paths = (entries: Entry[]) => entries.map((e) => e.path);
 
 describe('files — move', () => {

@@ -1,17 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { q, upload } from './support/files.js';
 import { byteOrder, copy, download, ISO_MS, list, listPaged, move, ok, pool, put, sha256, SHA256, type Entry } from './support/files-api.js';
-import { startStack, type ApiUser, type Stack } from './support/stack.js';
+import { sharedStack, type ApiUser, type SharedStack } from './support/stack.js';
 
-let stack: Stack;
+let stack: SharedStack;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = sharedStack();
 });
-afterAll(async () => {
-  await stack?.stop();
-});
-
 const paths = (entries: Entry[]) => entries.map((e) => e.path);
 
 interface Change {

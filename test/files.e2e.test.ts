@@ -1,16 +1,12 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { q, upload, uploadParts } from './support/files.js';
-import { startStack, type ApiUser, type Stack } from './support/stack.js';
+import { sharedStack, type ApiUser, type SharedStack } from './support/stack.js';
 
-let stack: Stack;
+let stack: SharedStack;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = sharedStack();
 });
-afterAll(async () => {
-  await stack?.stop();
-});
-
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
 

@@ -2,18 +2,17 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createRedis, userTag, type RedisClient } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { put } from './support/files-api.js';
-import { startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
+import { sharedStack, type ApiResponse, type ApiUser, type SharedStack } from './support/stack.js';
 
-let stack: Stack;
+let stack: SharedStack;
 let redis: RedisClient;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = sharedStack();
   const infra = inject('infra');
   redis = createRedis({ url: infra.redisUrl, cluster: infra.redisCluster ?? false, name: 'idempotency-e2e' });
 });
 afterAll(async () => {
   await redis?.quit();
-  await stack?.stop();
 });
 
 const newKey = () => `key-${randomUUID()}`;

@@ -1,17 +1,13 @@
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { put, sha256 } from './support/files-api.js';
-import { startStack, type ApiUser, type Stack } from './support/stack.js';
+import { sharedStack, type ApiUser, type SharedStack } from './support/stack.js';
 
-let stack: Stack;
+let stack: SharedStack;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = sharedStack();
 });
-afterAll(async () => {
-  await stack?.stop();
-});
-
 /** The key the test stack gives its gateways (packages/testkit/src/stack.ts). */
 const stackKey = () => `test:${createHash('sha256').update(`links:${stack.secret}`).digest('hex')}`;
 

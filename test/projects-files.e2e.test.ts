@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { pattern, q, upload } from './support/files.js';
-import { startStack, type ApiUser, type Stack } from './support/stack.js';
+import { sharedStack, type ApiUser, type SharedStack } from './support/stack.js';
 import { unzip } from './support/zip.js';
 
-let stack: Stack;
+let stack: SharedStack;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = sharedStack();
 });
-afterAll(async () => {
-  await stack?.stop();
-});
-
 const read = async (u: ApiUser, path: string) => (await u.request('GET', `/v1/agent/files/read?path=${q(path)}`)).body;
 const exportZip = (u: ApiUser, name: string) => fetch(`${stack.url}/v1/agent/projects/export?name=${q(name)}`, { headers: { authorization: `Bearer ${u.token}` } });
 

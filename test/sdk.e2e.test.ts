@@ -1,6 +1,6 @@
 import { createWorkspaceClient, multipart, type components, type operations, type WorkspaceClient } from '@workspace/sdk';
-import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { startStack, type Stack } from './support/stack.js';
+import { beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { sharedStack, type SharedStack } from './support/stack.js';
 
 /**
  * The typed SDK (packages/sdk, generated from the OpenAPI document) against the real stack:
@@ -17,16 +17,12 @@ function ok<T>(result: { data?: T; error?: unknown; response: Response }): T {
   return result.data;
 }
 
-let stack: Stack;
+let stack: SharedStack;
 let client: WorkspaceClient;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = sharedStack();
   client = createWorkspaceClient({ baseUrl: `${stack.url}/`, token: await stack.token() });
-});
-
-afterAll(async () => {
-  await stack?.stop();
 });
 
 describe('sdk — generated types', () => {

@@ -4,48 +4,10 @@
 // running. The gateway's peak RSS growth (sampled every 10 ms) and its longest event-loop delay
 // are metrics (launched stack only).
 import { performance } from 'node:perf_hooks';
-import { crc32 } from 'node:zlib';
+import { rawZip } from '@workspace/testkit';
 import { MiB } from '../lib/config.mjs';
 import { expectStatus, httpRequest, latencyLoop, quantile } from '../lib/http.mjs';
 import { fmt, rss } from './files-shared.mjs';
-
-/** A ZIP of stored (uncompressed) entries, byte by byte: what the hostile archive needs and no more. */
-function storedZip(entries) {
-  const parts = [];
-  const central = [];
-  let offset = 0;
-  for (const { name, data } of entries) {
-    const nameBytes = Buffer.from(name, 'utf8');
-    const crc = crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(nameBytes.length, 26);
-    parts.push(local, nameBytes, data);
-    const entry = Buffer.alloc(46);
-    entry.writeUInt32LE(0x02014b50, 0);
-    entry.writeUInt16LE(20, 4);
-    entry.writeUInt16LE(20, 6);
-    entry.writeUInt32LE(crc, 16);
-    entry.writeUInt32LE(data.length, 20);
-    entry.writeUInt32LE(data.length, 24);
-    entry.writeUInt16LE(nameBytes.length, 28);
-    entry.writeUInt32LE(offset, 42);
-    central.push(entry, nameBytes);
-    offset += 30 + nameBytes.length + data.length;
-  }
-  const directory = Buffer.concat(central);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...parts, directory, end]);
-}
 
 /**
  * The gateway's longest event-loop delay (ms) since the last call: prom-client's
@@ -93,7 +55,7 @@ export async function importHostile(ctx) {
   const phases = [
     { label: 'nested brackets', kind: 'brackets', rounds: scale.hostileRounds },
     { label: 'small values [[],[],…]', kind: 'values', rounds: scale.hostileValuesRounds },
-  ].map((p) => ({ ...p, form: importForm(storedZip([{ name: 'agent.json', data: hostileJson(p.kind, scale.hostileJsonBytes) }])) }));
+  ].map((p) => ({ ...p, form: importForm(rawZip([{ name: 'agent.json', data: hostileJson(p.kind, scale.hostileJsonBytes) }])) }));
 
   const lagUrl = ctx.target.metricsUrls?.gateway;
   await eventLoopLagMax(lagUrl); // starts the window

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { expect } from 'vitest';
 import { q, upload, type FormPart } from './files.js';
-import type { ApiResponse, ApiUser, Stack } from './stack.js';
+import type { ApiResponse, ApiUser, SharedStack } from './stack.js';
 
 /** Helpers for the files suites (docs/api/files.md): uploads, listings, hashes, raw HTTP bodies. */
 
@@ -26,7 +26,7 @@ export const sha256 = (data: string | Uint8Array): string => createHash('sha256'
 export const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 /** Uploads `content` to the full file path `path` (overwrite unless told) and expects 200. */
-export async function put(stack: Stack, u: ApiUser, path: string, content: string | Uint8Array = 'x', onConflict = 'overwrite'): Promise<{ path: string; size: number; mimeType: string; sha256: string }> {
+export async function put(stack: SharedStack, u: ApiUser, path: string, content: string | Uint8Array = 'x', onConflict = 'overwrite'): Promise<{ path: string; size: number; mimeType: string; sha256: string }> {
   const res = await upload(stack.url, u, { filename: 'ignored', content }, { path, onConflict });
   expect(res.status, `upload ${path}: ${res.text}`).toBe(200);
   return res.body;
@@ -94,7 +94,7 @@ export async function pool<T, R>(items: T[], limit: number, fn: (item: T, index:
  * uploaded, then each level is moved under `a` and copied to `b`. Returns the relative path of
  * every file and directory below `root`, and the sha256 of every file.
  */
-export async function buildTree(stack: Stack, u: ApiUser, root: string, seeds: number, doublings: number): Promise<{ files: Map<string, string>; dirs: Set<string> }> {
+export async function buildTree(stack: SharedStack, u: ApiUser, root: string, seeds: number, doublings: number): Promise<{ files: Map<string, string>; dirs: Set<string> }> {
   const work = `${root}.build`;
   const seedSha = new Map<string, string>();
   await pool(

@@ -1,6 +1,6 @@
 import { tenantKey } from '@workspace/platform';
 import { s3Client, testRedis } from './backends.js';
-import type { ApiUser, Stack } from './stack.js';
+import type { ApiUser, SharedStack } from './stack.js';
 
 /**
  * An independent audit of one user's metadata index (services/files/src/adapters/index.lua.ts)
@@ -24,7 +24,7 @@ export interface IndexAudit {
 const field = (v: string, i: number): string => v.split('|')[i] ?? '';
 
 /** Reads the user's index and checks its invariants; `agents`: the Agents whose knowledge pins to count too. */
-export async function auditIndex(stack: Stack, u: ApiUser, agents: readonly string[] = []): Promise<IndexAudit> {
+export async function auditIndex(stack: SharedStack, u: ApiUser, agents: readonly string[] = []): Promise<IndexAudit> {
   const bucket = stack.services.files!.env.S3_BUCKET!;
   const P = `{u:${tenantKey(u.sub)}}:fs:${bucket}:`;
   const redis = testRedis('index-audit');
@@ -84,7 +84,7 @@ export async function auditIndex(stack: Stack, u: ApiUser, agents: readonly stri
 }
 
 /** The object keys of the user in the stack's bucket, sorted. */
-export async function storedObjects(stack: Stack, u: ApiUser): Promise<string[]> {
+export async function storedObjects(stack: SharedStack, u: ApiUser): Promise<string[]> {
   const bucket = stack.services.files!.env.S3_BUCKET!;
   const keys: string[] = [];
   for await (const o of s3Client().listObjectsV2(bucket, `b/${tenantKey(u.sub)}/`, true) as AsyncIterable<{ name?: string }>) if (o.name) keys.push(o.name);

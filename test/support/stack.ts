@@ -3,21 +3,22 @@ import { connect } from '@nats-io/transport-node';
 import { inject } from 'vitest';
 import { durableName, STREAM_NAME } from '@workspace/platform';
 import { consumerGroup } from '../../services/files/src/config.js';
-import { launchStack, mintToken, newUserId, spawnService, type InfraUrls, type SpawnedService } from '@workspace/testkit';
+import type { ProcessInfo, SharedStackInfo } from './provided-context.js';
+import { launchStack, mintToken, newUserId, spawnService, type InfraUrls, type SpawnedService, type StackService } from '@workspace/testkit';
 
-export interface Stack {
+/**
+ * A stack as tests use it without owning its processes: the shared stack of a test project
+ * (sharedStack) is this. Suites that read logs, kill, restart or need their own settings start
+ * a Stack of their own.
+ */
+export type { ProcessInfo, SharedStackInfo };
+
+export interface SharedStack {
   /** The first gateway replica. */
   url: string;
   secret: string;
-  /**
-   * Every process by name: `projects` is the first replica, `projects#2` the second in the scaled
-   * topology. Replace an entry after restarting it.
-   */
-  services: Record<string, SpawnedService>;
-  /** Log lines of every replica of a service. */
-  logsOf(service: string): Record<string, unknown>[];
-  /** What every replica of a service wrote to stderr (Node's warnings, e.g. MaxListenersExceededWarning). */
-  stderrOf(service: string): string;
+  /** Every process by name: `projects` is the first replica, `projects#2` the second in the scaled topology. */
+  services: Record<string, ProcessInfo>;
   /** Prometheus text of every replica of a service, concatenated. */
   metricsOf(service: string): Promise<string>;
   /** A token for `sub` (a fresh user when omitted). */
@@ -26,6 +27,15 @@ export interface Stack {
   extraGateway(env: Record<string, string>): Promise<{ url: string; logs: Record<string, unknown>[]; stop(): Promise<unknown> }>;
   /** A fresh user with a token, and a fetch that takes turns over the gateway replicas. */
   user(): Promise<ApiUser>;
+}
+
+export interface Stack extends SharedStack {
+  /** Replace an entry after restarting it. */
+  services: Record<string, SpawnedService>;
+  /** Log lines of every replica of a service. */
+  logsOf(service: string): Record<string, unknown>[];
+  /** What every replica of a service wrote to stderr (Node's warnings, e.g. MaxListenersExceededWarning). */
+  stderrOf(service: string): string;
   stop(): Promise<void>;
 }
 
@@ -99,22 +109,54 @@ export async function startStack(
     ...(options.env && { env: options.env }),
     envOf: { ...(options.gatewayEnv && { gateway: options.gatewayEnv }), ...(options.filesEnv && { files: options.filesEnv }), ...(options.webhooksEnv && { webhooks: options.webhooksEnv }) },
   });
-  const services: Record<string, SpawnedService> = {};
-  for (const [name, group] of Object.entries(launched.replicas)) group.forEach((s, i) => (services[i === 0 ? name : `${name}#${i + 1}`] = s));
-  const replicasOf = (service: string) => Object.entries(services).filter(([key]) => key === service || key.startsWith(`${service}#`)).map(([, s]) => s);
-  const gateways = launched.gateways;
-  let turn = 0;
-  const token = (sub = newUserId()) => mintToken({ secret, sub, issuer: options.gatewayEnv?.AUTH_ISSUER, audience: options.gatewayEnv?.AUTH_AUDIENCE });
+  const services = processesByName(launched.replicas);
+  const replicasOf = (service: string) => replicasIn(services, service);
   return {
-    url: gateways[0]!,
-    secret,
+    ...usingStack({ gateways: launched.gateways, secret, envOf: launched.envOf }, services),
     services,
     logsOf: (service) => replicasOf(service).flatMap((s) => s.logs),
     stderrOf: (service) => replicasOf(service).map((s) => s.stderr.join('')).join(''),
-    metricsOf: async (service) => (await Promise.all(replicasOf(service).map(async (s) => (await request(`http://127.0.0.1:${s.metricsPort}/metrics`, {})).text))).join('\n'),
+    stop: async () => {
+      // Entries may have been replaced by restarts: stop what is there now, gateways first.
+      const all = Object.entries(services);
+      await Promise.all(all.filter(([k]) => k.startsWith('gateway')).map(([, s]) => s.stop()));
+      await Promise.all(all.map(([, s]) => s.stop()));
+      await dropStackDurables(infra.natsUrl, launched.envOf);
+    },
+  };
+}
+
+/** `files`, `files#2`, … for the replicas of each service. */
+function processesByName<T>(replicas: Record<string, T[]>): Record<string, T> {
+  const byName: Record<string, T> = {};
+  for (const [name, group] of Object.entries(replicas)) group.forEach((s, i) => (byName[i === 0 ? name : `${name}#${i + 1}`] = s));
+  return byName;
+}
+
+function replicasIn<T>(services: Record<string, T>, service: string): T[] {
+  return Object.entries(services).filter(([key]) => key === service || key.startsWith(`${service}#`)).map(([, s]) => s);
+}
+
+/** The consumer groups named after a stack's bucket and webhook namespace are its alone. */
+function dropStackDurables(natsUrl: string, envOf: Record<StackService, Record<string, string>>): Promise<void> {
+  return dropDurables(natsUrl, [consumerGroup(envOf.files.S3_BUCKET!), envOf.webhooks.WEBHOOK_NAMESPACE!]);
+}
+
+/** What a test needs to use a running stack: its gateways, its secret and its processes' settings. */
+type StackAddress = Omit<SharedStackInfo, 'services'>;
+
+/** Everything a test does through a stack's front door, whoever owns its processes. */
+function usingStack(address: StackAddress, services: Record<string, ProcessInfo>): Omit<SharedStack, 'services'> {
+  const { gateways, secret, envOf } = address;
+  let turn = 0;
+  const token = (sub = newUserId()) => mintToken({ secret, sub, issuer: envOf.gateway.AUTH_ISSUER, audience: envOf.gateway.AUTH_AUDIENCE });
+  return {
+    url: gateways[0]!,
+    secret,
+    metricsOf: async (service) => (await Promise.all(replicasIn(services, service).map(async (s) => (await request(`http://127.0.0.1:${s.metricsPort}/metrics`, {})).text))).join('\n'),
     token,
     extraGateway: async (env) => {
-      const gateway = await spawnService('gateway', services.gateway!.entry, { ...launched.envOf.gateway, ...env });
+      const gateway = await spawnService('gateway', services.gateway!.entry, { ...envOf.gateway, ...env });
       return { url: `http://127.0.0.1:${gateway.port}`, logs: gateway.logs, stop: () => gateway.stop() };
     },
     user: async () => {
@@ -135,13 +177,40 @@ export async function startStack(
           }),
       };
     },
+  };
+}
+
+/**
+ * Starts the stack a whole test project shares (one replica of each process, two in the scaled
+ * topology), for the global setup. Its processes keep only their newest log lines: nobody reads
+ * them, and they serve every suite of the run.
+ */
+export async function launchSharedStack(infra: InfraUrls): Promise<{ info: SharedStackInfo; stop(): Promise<void> }> {
+  const secret = randomBytes(24).toString('base64url');
+  const launched = await launchStack({ infra, secret, replicas: infra.topology === 'scaled' ? 2 : 1, maxLogLines: 1_000 });
+  const services = processesByName(launched.replicas);
+  const info: SharedStackInfo = {
+    gateways: launched.gateways,
+    secret,
+    envOf: launched.envOf,
+    services: Object.fromEntries(Object.entries(services).map(([key, s]) => [key, { name: s.name, port: s.port, metricsPort: s.metricsPort, entry: s.entry, env: s.env }])),
+  };
+  return {
+    info,
     stop: async () => {
-      // Entries may have been replaced by restarts: stop what is there now, gateways first.
-      const all = Object.entries(services);
-      await Promise.all(all.filter(([k]) => k.startsWith('gateway')).map(([, s]) => s.stop()));
-      await Promise.all(all.map(([, s]) => s.stop()));
-      // The consumer groups named after this stack's bucket and webhook namespace are its alone.
-      await dropDurables(infra.natsUrl, [consumerGroup(launched.envOf.files.S3_BUCKET!), launched.envOf.webhooks.WEBHOOK_NAMESPACE!]);
+      await launched.stop();
+      await dropStackDurables(infra.natsUrl, launched.envOf);
     },
   };
+}
+
+/**
+ * The stack every suite of this test project shares (started once by the global setup): for
+ * suites that need default settings and neither read logs nor stop processes. Each test works
+ * as its own fresh users, so suites running at once on it never see each other's data.
+ */
+export function sharedStack(): SharedStack {
+  const info = inject('sharedStack');
+  if (!info) throw new Error('this test project starts no shared stack (only the e2e projects do): start one with startStack()');
+  return { ...usingStack(info, info.services), services: info.services };
 }

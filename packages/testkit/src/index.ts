@@ -1,6 +1,6 @@
 export { reachable, resolveInfra, type Infra, type InfraUrls } from './infra.js';
 export { mintToken, newUserId, type TokenOptions } from './tokens.js';
-export { restartService, spawnService, type SpawnedService } from './process.js';
+export { restartService, spawnService, type SpawnedService, type SpawnOptions } from './process.js';
 export { startS3rver, S3RVER_KEYS, type S3Endpoint, type S3Handle } from './s3.js';
 export { startRgw, RGW_KEYS, type RgwHandle, type RgwOptions } from './rgw.js';
 export { startRedisCluster, type RedisClusterHandle } from './redis-cluster.js';
@@ -8,3 +8,4 @@ export { startNatsServer, type NatsServerHandle } from './nats-server.js';
 export { startNatsCluster, type NatsClusterHandle } from './nats-cluster.js';
 export { resolveScaledInfra } from './scaled.js';
 export { launchStack, STACK_SERVICES, type LaunchedStack, type LaunchOptions, type StackService } from './stack.js';
+export { rawZip, type RawEntry } from './raw-zip.js';

@@ -23,7 +23,18 @@ export interface SpawnedService {
  * Starts a built service (`node <entry>`) with `env` (use port 0 for a random port) and waits
  * for its `listening` log line, which carries the bound port.
  */
-export async function spawnService(name: string, entry: string, env: Record<string, string>, timeoutMs = 20_000): Promise<SpawnedService> {
+export interface SpawnOptions {
+  /** How long to wait for the `listening` line. */
+  timeoutMs?: number;
+  /**
+   * Keep at most this many log lines (the newest): a process that serves a whole test run (a
+   * shared stack) must not hold every line it ever printed. Unset: all of them.
+   */
+  maxLogLines?: number;
+}
+
+export async function spawnService(name: string, entry: string, env: Record<string, string>, options: SpawnOptions = {}): Promise<SpawnedService> {
+  const { timeoutMs = 20_000, maxLogLines } = options;
   const child = spawn(process.execPath, [entry], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -42,6 +53,7 @@ export async function spawnService(name: string, entry: string, env: Record<stri
       try {
         const entry = JSON.parse(line) as Record<string, unknown>;
         logs.push(entry);
+        if (maxLogLines !== undefined && logs.length > maxLogLines) logs.splice(0, logs.length - maxLogLines);
         if (entry.msg === 'listening' && typeof entry.port === 'number') {
           clearTimeout(timer);
           if (typeof entry.metricsPort === 'number') metricsPort = entry.metricsPort;

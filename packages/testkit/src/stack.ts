@@ -19,6 +19,8 @@ export interface LaunchOptions {
   env?: Record<string, string>;
   /** Environment per process, over everything else. */
   envOf?: Partial<Record<StackService, Record<string, string>>>;
+  /** Log lines kept per process (the newest); unset: all (see SpawnOptions). */
+  maxLogLines?: number;
 }
 
 export interface LaunchedStack {
@@ -142,7 +144,7 @@ async function launchOnce(options: LaunchOptions): Promise<LaunchedStack> {
     // The gateways first, so nothing new comes in while the services drain.
     for (const service of [...STACK_SERVICES].reverse()) await Promise.all((replicas[service] ?? []).map((s) => s.stop()));
   };
-  const start = (service: StackService, port: number) => spawnService(service, entry(service), { ...envOf[service], GRPC_PORT: String(port), PORT: String(port) });
+  const start = (service: StackService, port: number) => spawnService(service, entry(service), { ...envOf[service], GRPC_PORT: String(port), PORT: String(port) }, { ...(options.maxLogLines !== undefined && { maxLogLines: options.maxLogLines }) });
   try {
     for (const service of STACK_SERVICES) envOf[service] = { ...options.env, ...common, ...own(service), ...options.envOf?.[service] };
     const started = await Promise.all(

@@ -10,7 +10,7 @@ export interface RawEntry {
 }
 
 /**
- * A ZIP written byte by byte (tests only), so that names and sizes are exactly what a test
+ * A ZIP written byte by byte (tests and benchmarks only), so that names and sizes are exactly what a test
  * says, which no archiver allows: `../` names, lying sizes, 10,000 entries.
  */
 export function rawZip(entries: RawEntry[]): Buffer {
