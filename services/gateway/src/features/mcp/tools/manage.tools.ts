@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isAppError } from '@workspace/platform';
 import { EntryType } from '@workspace/proto/workspace/files/v1/files';
 import { CONFLICT_MODES } from '../../../clients.js';
 import { revisionOf } from '../workspace.js';
@@ -53,6 +54,17 @@ export const deleteFileTool = defineTool({
   },
 });
 
+/** A file's entry; a directory (which StatFile refuses as IS_A_DIRECTORY) as one with its path and name. */
+async function statOrDirectory(ctx: ToolContext, path: string) {
+  try {
+    return await ctx.files.statFile({ path, revision: '' }, ctx.call);
+  } catch (err) {
+    if (!isAppError(err) || err.code !== 'IS_A_DIRECTORY') throw err;
+    const at = err.details?.path ?? path.replace(/\/+$/, '');
+    return { path: at, name: at.slice(at.lastIndexOf('/') + 1), type: EntryType.ENTRY_TYPE_DIRECTORY, size: 0, modifiedAt: '', mimeType: '', sha256: '' };
+  }
+}
+
 export const getFileInfo = defineTool({
   name: 'get_file_info',
   title: 'File information',
@@ -72,7 +84,7 @@ export const getFileInfo = defineTool({
   }),
   annotations: READ_ONLY,
   run: async ({ path }, ctx) => {
-    const e = await ctx.files.statFile({ path, revision: '' }, ctx.call);
+    const e = await statOrDirectory(ctx, path);
     const isDirectory = e.type === EntryType.ENTRY_TYPE_DIRECTORY;
     const base = { path: e.path, name: e.name, type: isDirectory ? ('directory' as const) : ('file' as const), isFile: !isDirectory, isDirectory };
     const info = isDirectory
