@@ -60,6 +60,15 @@ export const errors = {
   /** A conditional change (`If-Match`) whose condition no longer holds; `currentConfigId` is what is there now. */
   preconditionFailed: (currentConfigId: string) =>
     new AppError('PRECONDITION_FAILED', 'If-Match does not name the current configId; reload and retry', { details: { currentConfigId } }),
+  /**
+   * A file precondition (docs/api/files.md#preconditions: If-Match, If-None-Match, ifMatchTo) that
+   * does not hold; `currentSha256` is the file there now, null when no file is (nothing, or a
+   * directory). Details are text across gRPC: null travels as '' and the envelope shows it as null.
+   */
+  filePreconditionFailed: (currentSha256: string | null) =>
+    new AppError('PRECONDITION_FAILED', currentSha256 === null ? 'the precondition failed: no file is at the path' : 'the precondition failed: the file has changed; reload and retry', {
+      details: { currentSha256: currentSha256 ?? '' },
+    }),
   fileExists: (path: string) =>
     new AppError('FILE_EXISTS', `a file already exists at ${path}; use onConflict=overwrite or uuid`, { details: { path } }),
   pathConflict: (path: string, why: string) => new AppError('PATH_CONFLICT', `${why}: ${path}`, { details: { path } }),

@@ -27,4 +27,18 @@ describe('errors — details as the JSON envelope shows them', () => {
     expect(jsonDetails(new AppError('FILE_EXISTS', 'm', { details: { path: '12' } }))).toEqual({ path: '12' });
     expect(jsonDetails(new AppError('QUOTA_EXCEEDED', 'm'))).toBeUndefined();
   });
+
+  it('json details — PRECONDITION_FAILED of a file: currentSha256 is the sha256, or JSON null when no file is there, after gRPC too', () => {
+    const sha = 'a'.repeat(64);
+    for (const e of [errors.filePreconditionFailed(sha), overGrpc(errors.filePreconditionFailed(sha))]) {
+      expect(e.code).toBe('PRECONDITION_FAILED');
+      expect(jsonDetails(e)).toEqual({ currentSha256: sha });
+    }
+    for (const e of [errors.filePreconditionFailed(null), overGrpc(errors.filePreconditionFailed(null))]) {
+      expect(e.code).toBe('PRECONDITION_FAILED');
+      expect(JSON.stringify(jsonDetails(e))).toBe('{"currentSha256":null}');
+    }
+    // An alias's precondition keeps its text details.
+    expect(jsonDetails(overGrpc(errors.preconditionFailed('cfg_1')))).toEqual({ currentConfigId: 'cfg_1' });
+  });
 });

@@ -1,8 +1,8 @@
 import type { AppError } from './app-error.js';
 import type { ErrorCode } from './codes.js';
 
-/** An error's details as the HTTP envelope shows them: text, or whole numbers where a detail is a figure. */
-export type JsonDetails = Record<string, string | number>;
+/** An error's details as the HTTP envelope shows them: text, whole numbers where a detail is a figure, null where one is absent. */
+export type JsonDetails = Record<string, string | number | null>;
 
 /**
  * The details that are figures, by code. Details cross gRPC as text (google.rpc.ErrorInfo
@@ -15,6 +15,15 @@ const INTEGER_DETAILS: Partial<Record<ErrorCode, readonly string[]>> = {
   EDIT_NOT_APPLICABLE: ['edit'],
 };
 
+/**
+ * The details that may be absent, by code: they travel as '' (ErrorInfo metadata is text) and
+ * the envelope shows them as null. PRECONDITION_FAILED's `currentSha256` is null when no file
+ * is at the path (docs/api/files.md#preconditions).
+ */
+const NULLABLE_DETAILS: Partial<Record<ErrorCode, readonly string[]>> = {
+  PRECONDITION_FAILED: ['currentSha256'],
+};
+
 /** Canonical decimal text of a safe integer: `"20"`, not `"020"`, `"2e1"` or `" 20"`. */
 const INTEGER_TEXT = /^(?:0|-?[1-9]\d*)$/;
 
@@ -24,9 +33,11 @@ const INTEGER_TEXT = /^(?:0|-?[1-9]\d*)$/;
  */
 export function jsonDetails(err: AppError): JsonDetails | undefined {
   if (!err.details) return undefined;
-  const figures = INTEGER_DETAILS[err.code];
-  if (!figures) return err.details;
+  const figures = INTEGER_DETAILS[err.code] ?? [];
+  const nullable = NULLABLE_DETAILS[err.code] ?? [];
+  if (figures.length === 0 && nullable.length === 0) return err.details;
   const out: JsonDetails = { ...err.details };
+  for (const key of nullable) if (err.details[key] === '') out[key] = null;
   for (const key of figures) {
     const text = err.details[key];
     if (text === undefined || !INTEGER_TEXT.test(text)) continue;

@@ -8,7 +8,9 @@
  *                       so a byte-ordered recursive listing (or a page of it) is one native
  *                       ZRANGEBYLEX that carries the entries ("\0" sorts before any path byte)
  *   P c:<dir>    ZSET   what is directly in <dir>, the same way by name ("name", "name\0entry");
- *                       a directory exists while its set does
+ *                       a directory exists while its set does. A folder created explicitly
+ *                       (docs/api/files.md#folders) holds the member "" (no name is empty) for as
+ *                       long as it exists, so it stays when it is empty; listings skip it
  *   P refs       HASH   object key → how many entries, records and pins reference it
  *   P sz         HASH   object key → its bytes, while referenced
  *   P used       STRING bytes of every referenced object, each once (docs/api/usage.md#byte-quota)
@@ -74,6 +76,15 @@ end
 local function isdir(p)
   return p == ROOT or redis.call('EXISTS', children(p)) == 1
 end
+-- A folder created explicitly (docs/api/files.md#folders): it holds the marker member "".
+local function explicit(p)
+  return p ~= ROOT and redis.call('ZSCORE', children(p), '') ~= false
+end
+-- An explicit folder that holds nothing (only its marker).
+local function emptyDir(p)
+  return explicit(p) and redis.call('ZCARD', children(p)) == 1
+end
+
 local function field(v, i)
   local parts = {}
   for s in (v .. '|'):gmatch('([^|]*)|') do parts[#parts + 1] = s end
@@ -87,6 +98,21 @@ end
 local function withRev(v, mtime, rev)
   local size, _, sha, key = v:match('^([^|]*)|([^|]*)|([^|]*)|([^|]*)|')
   return size .. '|' .. (mtime or field(v, 2)) .. '|' .. sha .. '|' .. key .. '|' .. rev
+end
+
+-- A precondition on the file at p (docs/api/files.md#preconditions): want = '' none, '*' nothing
+-- may be at p, else the sha256 the file at p must have. → nil when it holds, else the refusal
+-- {'PRECONDITION_FAILED', the current sha256 ('' when no file is there: a directory or nothing)}.
+local function precondition(p, want)
+  if want == nil or want == '' then return nil end
+  local v = redis.call('HGET', E, p)
+  local sha = v and field(v, 3) or ''
+  if want == '*' then
+    if v or isdir(p) then return { 'PRECONDITION_FAILED', sha } end
+    return nil
+  end
+  if sha ~= want then return { 'PRECONDITION_FAILED', sha } end
+  return nil
 end
 
 -- The ancestor of p that is a file (a file may not sit below one), or nil. Walks up only until
@@ -324,14 +350,20 @@ end
 /**
  * Commits a file (an upload, a written file): ARGV[7] path, [8] mode, [9] the uuid path to use
  * when the name is taken and mode is uuid, [10] the entry, [11] the upload id ('' for none),
- * [12] event template, [13] user id, [14] the byte quota (0: none). New bytes add their size to
- * the usage: refused when that would pass the quota. Bytes the user already has (an agent
- * writing a file again unchanged) are shared, not stored or counted twice.
- * → {'OK', path, 'created'|'updated'} or {code, path, why} or {'QUOTA_EXCEEDED', used, quota}.
+ * [12] event template, [13] user id, [14] the byte quota (0: none), [15] the precondition ('' none,
+ * '*' for If-None-Match, else the sha256 of If-Match: see precondition()). New bytes add their
+ * size to the usage: refused when that would pass the quota. Bytes the user already has (an agent
+ * writing a file again unchanged) are shared, not stored or counted twice. An If-Match that holds
+ * replaces the file whatever the mode says.
+ * → {'OK', path, 'created'|'updated'} or {code, path, why} or {'QUOTA_EXCEEDED', used, quota}
+ * or {'PRECONDITION_FAILED', current sha256 or ''}.
  */
 export const COMMIT = `${PRELUDE}
 local path, mode, v, upload = ARGV[7], ARGV[8], ARGV[10], ARGV[11]
 if upload ~= '' and redis.call('HEXISTS', P .. 'up', upload) == 0 then return { 'UPLOAD_GONE', path } end
+local failed = precondition(path, ARGV[15])
+if failed then return failed end
+if ARGV[15] ~= '' and ARGV[15] ~= '*' then mode = 'overwrite' end
 local above = fileAbove(path)
 if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
 local old = redis.call('HGET', E, path)
@@ -370,11 +402,15 @@ return { 'OK', path, t }
 
 /**
  * The checks of a commit without the commit (an upload refused before its bytes are sent):
- * ARGV[7] path, [8] mode, [9] the byte quota (0: none; a full quota takes no upload).
+ * ARGV[7] path, [8] mode, [9] the byte quota (0: none; a full quota takes no upload), [10] the
+ * precondition (as COMMIT's).
  * → {'OK', 'free'|'file'|'directory'} or {code, path, why} or {'QUOTA_EXCEEDED', used, quota}.
  */
 export const PRECHECK = `${PRELUDE}
 local path, mode = ARGV[7], ARGV[8]
+local failed = precondition(path, ARGV[10])
+if failed then return failed end
+if ARGV[10] ~= '' and ARGV[10] ~= '*' then mode = 'overwrite' end
 local above = fileAbove(path)
 if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
 local file = redis.call('HEXISTS', E, path) == 1
@@ -421,10 +457,13 @@ return { 'OK' }
 
 /**
  * Deletes a file, or a directory with all below it: ARGV[7] path, [8] '1' for recursive,
- * [9] event template, [10] user id. → {'OK', kind, files removed} or {code, path}.
+ * [9] event template, [10] user id, [11] If-Match (the file's sha256, '' for none). An explicit
+ * folder that is empty goes without recursive. → {'OK', kind, files removed} or {code, path}.
  */
 export const DELETE = `${PRELUDE}
 local path, recursive = ARGV[7], ARGV[8] == '1'
+local failed = precondition(path, ARGV[11])
+if failed then return failed end
 local old = redis.call('HGET', E, path)
 if old then
   redis.call('HDEL', E, path)
@@ -436,7 +475,7 @@ if old then
   return { 'OK', 'file', 1 }
 end
 if not isdir(path) then return { 'FILE_NOT_FOUND', path } end
-if not recursive then return { 'DIRECTORY_NOT_EMPTY', path } end
+if not recursive and not emptyDir(path) then return { 'DIRECTORY_NOT_EMPTY', path } end
 local lo, hi = '[' .. path .. '/', '(' .. path .. '0'
 local removed = 0
 for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, lo, hi)) do
@@ -460,12 +499,18 @@ return { 'OK', 'directory', removed }
 
 /**
  * Moves or copies a file or a directory: ARGV[7] from, [8] to, [9] mode, [10] the uuid path,
- * [11] 'move'|'copy', [12] event template, [13] user id. Every file landing on a path, moved
- * or copied, is a write there: a new revision in its history. The caller has checked that `to` is neither `from` nor below it.
- * → {'OK', to, kind} or {code, path, why}.
+ * [11] 'move'|'copy', [12] event template, [13] user id, [14] If-Match on `from` and [15] on
+ * the file `to` replaces (sha256s, '' for none; one on `to` that holds replaces it whatever the
+ * mode says). Every file landing on a path, moved or copied, is a write there: a new revision in
+ * its history. Explicit folders (docs/api/files.md#folders) go with their tree, empty or not.
+ * The caller has checked that `to` is neither `from` nor below it.
+ * → {'OK', to, kind} or {code, path, why} or {'PRECONDITION_FAILED', current sha256 or ''}.
  */
 export const MOVE = `${PRELUDE}
 local from, to, mode, op = ARGV[7], ARGV[8], ARGV[9], ARGV[11]
+local failed = precondition(from, ARGV[14]) or precondition(to, ARGV[15])
+if failed then return failed end
+if ARGV[15] ~= '' then mode = 'overwrite' end
 local src = redis.call('HGET', E, from)
 if not src and not isdir(from) then return { 'FILE_NOT_FOUND', from } end
 local above = fileAbove(to)
@@ -528,7 +573,9 @@ else
     end
     detach(from, nil)
   else
-    -- Copies get new revisions, so their members differ: the child sets are built anew.
+    -- Copies get new revisions, so their members differ: the child sets are built anew (with
+    -- the marker of every explicit folder, so an empty one is copied too).
+    if explicit(from) then redis.call('ZADD', children(to), 0, '') end
     for _, m in ipairs(members) do
       local p, v = decode(m)
       local target = to .. p:sub(cut)
@@ -538,6 +585,8 @@ else
         v = withRev(v, NOW, nextRev())
         redis.call('HSET', E, target, v)
         written(target, nil, v)
+      elseif explicit(p) then
+        redis.call('ZADD', children(target), 0, '')
       end
       redis.call('ZADD', Z, 0, member(target, v))
       redis.call('ZADD', children(parent), 0, member(name, v))
@@ -557,6 +606,36 @@ else
   emit(ARGV[12], 'file.created', to, data)
 end
 return { 'OK', to, kind }
+`;
+
+/**
+ * Creates a folder explicitly (docs/api/files.md#folders), with its missing parents: each gets
+ * the marker that keeps it while it is empty. ARGV[7] path, [8] event template, [9] user id.
+ * A directory already there (implicit or not) is kept, and made explicit.
+ * → {'OK', 'created'|'existed'} or {'PATH_CONFLICT', path, why}.
+ */
+export const CREATE_DIRECTORY = `${PRELUDE}
+local path = ARGV[7]
+if path == ROOT then return { 'OK', 'existed' } end
+local above = fileAbove(path)
+if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
+if redis.call('HEXISTS', E, path) == 1 then return { 'PATH_CONFLICT', path, 'a file exists at this path' } end
+if isdir(path) then
+  redis.call('ZADD', children(path), 0, '')
+  return { 'OK', 'existed' }
+end
+-- The missing parents (up to the nearest existing directory) are linked by attach, then marked.
+local missing = { path }
+local p = split(path)
+while p ~= ROOT and redis.call('EXISTS', children(p)) == 0 do
+  missing[#missing + 1] = p
+  p = split(p)
+end
+attach(path, nil)
+for _, d in ipairs(missing) do redis.call('ZADD', children(d), 0, '') end
+log('created', 'directory', path)
+emit(ARGV[8], 'file.created', path, { userId = ARGV[9], path = path, kind = 'directory' })
+return { 'OK', 'created' }
 `;
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, errors, type RedisClient, type RedisOutbox, userTag } from '@workspace/platform';
 import { decodeEntry, decodeRecord, encodeEntry, type HistoryRecord, type IndexEntry } from '../domain/entries.js';
-import type { ConflictMode, FileIndex, IndexListPage, MoveOutcome, PendingUpload } from '../domain/ports.js';
+import type { ConflictMode, FileIndex, IndexListPage, MoveOutcome, PendingUpload, Precondition } from '../domain/ports.js';
 import * as lua from './index.lua.js';
 import * as revisionsLua from './revisions.lua.js';
 import { PIN_STAGED } from './knowledge-import.lua.js';
@@ -17,6 +17,7 @@ const SCRIPTS = {
   fsDelete: lua.DELETE,
   fsMove: lua.MOVE,
   fsStat: lua.STAT,
+  fsCreateDirectory: lua.CREATE_DIRECTORY,
   fsPin: lua.PIN,
   fsUnpinAgent: lua.UNPIN_AGENT,
   fsImport: lua.IMPORT,
@@ -134,35 +135,42 @@ export class RedisFileIndex implements FileIndex {
     return reply;
   }
 
-  async commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number }) {
-    const reply = await this.#write(userId, 'fsCommit', [input.path, input.mode, input.uuidPath, encodeEntry(input.entry), input.uploadId, input.event, userId, input.quotaBytes]);
+  async commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number; precondition?: Precondition }) {
+    const reply = await this.#write(userId, 'fsCommit', [input.path, input.mode, input.uuidPath, encodeEntry(input.entry), input.uploadId, input.event, userId, input.quotaBytes, input.precondition ?? '']);
     refusal(reply);
     return { path: String(reply[1]), replaced: reply[2] === 'updated' };
   }
 
-  async precheck(userId: string, path: string, mode: ConflictMode, quotaBytes: number): Promise<'free' | 'file' | 'directory'> {
-    const reply = await this.#run('fsPrecheck', this.keys.prefix(userId), userTag(userId), [path, mode, quotaBytes]);
+  async precheck(userId: string, path: string, mode: ConflictMode, quotaBytes: number, precondition: Precondition = ''): Promise<'free' | 'file' | 'directory'> {
+    const reply = await this.#run('fsPrecheck', this.keys.prefix(userId), userTag(userId), [path, mode, quotaBytes, precondition]);
     refusal(reply);
     return reply[1] as 'free' | 'file' | 'directory';
   }
 
-  async delete(userId: string, path: string, recursive: boolean, event: string): Promise<{ kind: 'file' | 'directory' }> {
-    const reply = await this.#write(userId, 'fsDelete', [path, recursive ? '1' : '0', event, userId]);
+  async delete(userId: string, path: string, recursive: boolean, event: string, ifMatch = ''): Promise<{ kind: 'file' | 'directory' }> {
+    const reply = await this.#write(userId, 'fsDelete', [path, recursive ? '1' : '0', event, userId, ifMatch]);
     refusal(reply);
     return { kind: reply[1] as 'file' | 'directory' };
   }
 
   /** Deletes for good: the file or tree at `path` with its histories and trash (docs/api/files.md#permanent-delete). */
-  async purge(userId: string, path: string, recursive: boolean, event: string): Promise<{ kind: 'file' | 'directory' | 'history' }> {
-    const reply = await this.#write(userId, 'fsPurge', [path, recursive ? '1' : '0', event, userId]);
+  async purge(userId: string, path: string, recursive: boolean, event: string, ifMatch = ''): Promise<{ kind: 'file' | 'directory' | 'history' }> {
+    const reply = await this.#write(userId, 'fsPurge', [path, recursive ? '1' : '0', event, userId, ifMatch]);
     refusal(reply);
     return { kind: reply[1] as 'file' | 'directory' | 'history' };
   }
 
-  async move(userId: string, input: { op: 'move' | 'copy'; from: string; to: string; mode: ConflictMode; uuidPath: string; event: string }): Promise<MoveOutcome> {
-    const reply = await this.#write(userId, 'fsMove', [input.from, input.to, input.mode, input.uuidPath, input.op, input.event, userId]);
+  async move(userId: string, input: { op: 'move' | 'copy'; from: string; to: string; mode: ConflictMode; uuidPath: string; event: string; ifMatch?: string; ifMatchTo?: string }): Promise<MoveOutcome> {
+    const reply = await this.#write(userId, 'fsMove', [input.from, input.to, input.mode, input.uuidPath, input.op, input.event, userId, input.ifMatch ?? '', input.ifMatchTo ?? '']);
     refusal(reply);
     return { path: String(reply[1]), kind: reply[2] as 'file' | 'directory' };
+  }
+
+  /** Creates a folder explicitly, with its missing parents (docs/api/files.md#folders); false when one was there. */
+  async createDirectory(userId: string, path: string, event: string): Promise<{ created: boolean }> {
+    const reply = await this.#write(userId, 'fsCreateDirectory', [path, event, userId]);
+    refusal(reply);
+    return { created: reply[1] === 'created' };
   }
 
   /**
@@ -176,7 +184,8 @@ export class RedisFileIndex implements FileIndex {
     const next = (from: string) => `(${from}\0\xff`;
     const range = recursive
       ? [`${prefix}z`, after ? next(after) : `[${path}/`, `(${path}0`]
-      : [`${prefix}c:${path}`, after ? next(after.slice(path.length + 1)) : '-', '+'];
+      : // '(' + nothing: after the marker "" of an explicit folder (see index.lua.ts), before every name.
+        [`${prefix}c:${path}`, after ? next(after.slice(path.length + 1)) : '(', '+'];
     const replies = await this.#redis
       .multi()
       .hget(`${prefix}e`, path)
@@ -332,14 +341,14 @@ export class RedisFileIndex implements FileIndex {
     return out;
   }
 
-  async restore(userId: string, input: { path: string; revision: string; event: string }): Promise<{ entry: IndexEntry; replaced: boolean }> {
-    const reply = await this.#write(userId, 'fsRestore', [input.path, input.revision, input.event, userId]);
+  async restore(userId: string, input: { path: string; revision: string; event: string; ifMatch?: string }): Promise<{ entry: IndexEntry; replaced: boolean }> {
+    const reply = await this.#write(userId, 'fsRestore', [input.path, input.revision, input.event, userId, input.ifMatch ?? '']);
     refusal(reply);
     return { entry: decodeEntry(String(reply[3])), replaced: reply[2] === 'updated' };
   }
 
-  async restoreTree(userId: string, input: { path: string; event: string }): Promise<{ restored: number }> {
-    const reply = await this.#write(userId, 'fsRestoreTree', [input.path, input.event, userId]);
+  async restoreTree(userId: string, input: { path: string; event: string; ifMatch?: string }): Promise<{ restored: number }> {
+    const reply = await this.#write(userId, 'fsRestoreTree', [input.path, input.event, userId, input.ifMatch ?? '']);
     refusal(reply);
     return { restored: Number(reply[1]) };
   }
@@ -378,6 +387,9 @@ function refusal(reply: Reply): void {
       throw errors.directoryNotEmpty(path);
     case 'REVISION_NOT_FOUND':
       throw errors.notFound('revision', path);
+    case 'PRECONDITION_FAILED':
+      // {code, the current sha256 ('' when no file is there)}
+      throw errors.filePreconditionFailed(path === '' ? null : path);
     case 'UPLOAD_GONE':
       throw errors.unavailable('the upload (it expired before its commit; send it again)');
     default:

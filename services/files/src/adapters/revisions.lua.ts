@@ -33,13 +33,16 @@ return out
 
 /**
  * Makes a revision's bytes the file at a path again, whether a file is there or it was deleted
- * (a new revision): ARGV[7] path, [8] revision, [9] event template, [10] user id.
+ * (a new revision): ARGV[7] path, [8] revision, [9] event template, [10] user id, [11] If-Match
+ * on the file at the path now (its sha256, '' for none).
  * → {'OK', path, 'created'|'updated', entry} or {code, path, why}.
  */
 export const RESTORE = `${PRELUDE}
 local path = ARGV[7]
 local content = revisionAt(path, ARGV[8])
 if not content then return { 'REVISION_NOT_FOUND', ARGV[8] } end
+local failed = precondition(path, ARGV[11])
+if failed then return failed end
 local above = fileAbove(path)
 if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
 local old = redis.call('HGET', E, path)
@@ -62,11 +65,14 @@ return { 'OK', path, t, v }
  * when the tree now blocks one of them (a directory at its path, a file above it). Two trashed
  * files can block each other (a file, and one that was below it when it was a folder): the
  * newer deletion wins and the other stays in the trash. One change and one event, for the
- * path (a directory unless the path itself was the file restored).
+ * path (a directory unless the path itself was the file restored). ARGV[10]: If-Match on the
+ * file at the path ('' for none).
  * → {'OK', files restored, kind} or {code, path, why}.
  */
 export const RESTORE_TREE = `${PRELUDE}
 local path = ARGV[7]
+local failed = precondition(path, ARGV[10])
+if failed then return failed end
 local found = redis.call('ZRANGEBYLEX', T, '[' .. path .. '/', '(' .. path .. '0')
 if redis.call('ZSCORE', T, path) then found[#found + 1] = path end
 local items = {}
@@ -132,11 +138,15 @@ return { 'OK', restored, kind }
  * Deletes for good (docs/api/files.md#permanent-delete): the file at a path, or with recursive
  * everything at or below it — current files, the trash and every history — so their bytes are
  * unreachable at once and queued as garbage due now (the sweeper removes them at its next round,
- * whatever the grace). ARGV[7] path, [8] '1' for recursive, [9] event template, [10] user id.
+ * whatever the grace). ARGV[7] path, [8] '1' for recursive, [9] event template, [10] user id,
+ * [11] If-Match on the file at the path ('' for none). An explicit folder that is empty needs no
+ * recursive.
  * → {'OK', 'file'|'directory'|'history', files removed} or {code, path}.
  */
 export const PURGE = `${PRELUDE}
 local path, recursive = ARGV[7], ARGV[8] == '1'
+local failed = precondition(path, ARGV[11])
+if failed then return failed end
 local function purge(p)
   local h = history(p)
   for _, r in ipairs(redis.call('LRANGE', h, 0, -1)) do unref(field(r, 6), 0) end
@@ -160,7 +170,7 @@ local dir = isdir(path)
 local own = redis.call('EXISTS', history(path)) == 1
 local below = #redis.call('ZRANGEBYLEX', HX, lo, hi, 'LIMIT', 0, 1) > 0
 if not dir and not own and not below then return { 'FILE_NOT_FOUND', path } end
-if (dir or below) and not recursive then return { 'DIRECTORY_NOT_EMPTY', path } end
+if ((dir and not emptyDir(path)) or below) and not recursive then return { 'DIRECTORY_NOT_EMPTY', path } end
 if own then purge(path) end
 local removed = 0
 if dir then

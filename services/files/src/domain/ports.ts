@@ -2,6 +2,13 @@ import type { HistoryRecord, IndexEntry } from './entries.js';
 
 export type ConflictMode = 'error' | 'overwrite' | 'uuid';
 
+/**
+ * A write's precondition on the file at its path (docs/api/files.md#preconditions), decided in
+ * the write's own atomic step: '' none, '*' nothing may be there (If-None-Match), else the
+ * sha256 the file there must have (If-Match).
+ */
+export type Precondition = string;
+
 /** An upload between BeginUpload and its commit or abort. */
 export interface PendingUpload {
   /** Where the bytes go (a fresh object key). */
@@ -11,6 +18,8 @@ export interface PendingUpload {
   mode: ConflictMode;
   /** The path to take instead when the name is taken and mode is uuid. */
   uuidPath: string;
+  /** Checked again at the commit (If-Match / If-None-Match); absent: none. */
+  precondition?: Precondition;
   /** The store's multipart upload id, once parts are asked for. */
   multipartId?: string;
   mimeType: string;
@@ -47,18 +56,22 @@ export interface MoveOutcome {
  */
 export interface FileIndex {
   /** Refused with QUOTA_EXCEEDED when the new bytes would take the user's usage past `quotaBytes` (0: no quota). */
-  commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number }): Promise<{ path: string; replaced: boolean }>;
+  commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number; precondition?: Precondition }): Promise<{ path: string; replaced: boolean }>;
   /** The commit's checks alone: what is at `path` now, or the refusal (QUOTA_EXCEEDED when the quota is full). */
-  precheck(userId: string, path: string, mode: ConflictMode, quotaBytes: number): Promise<'free' | 'file' | 'directory'>;
+  precheck(userId: string, path: string, mode: ConflictMode, quotaBytes: number, precondition?: Precondition): Promise<'free' | 'file' | 'directory'>;
   /** The user's files, and the bytes of everything they reference (files, revisions, trash, pins), each object once. */
   usage(userId: string): Promise<{ count: number; bytes: number }>;
-  delete(userId: string, path: string, recursive: boolean, event: string): Promise<{ kind: 'file' | 'directory' }>;
+  /** `ifMatch`: the sha256 the file at `path` must have ('' for none), else PRECONDITION_FAILED. An empty explicit folder goes without `recursive`. */
+  delete(userId: string, path: string, recursive: boolean, event: string, ifMatch?: string): Promise<{ kind: 'file' | 'directory' }>;
   /**
    * Deletes for good: the file at `path` (current or in the trash), or with `recursive` all at
    * or below it with every history; the bytes are queued as garbage due at once.
    */
-  purge(userId: string, path: string, recursive: boolean, event: string): Promise<{ kind: 'file' | 'directory' | 'history' }>;
-  move(userId: string, input: { op: 'move' | 'copy'; from: string; to: string; mode: ConflictMode; uuidPath: string; event: string }): Promise<MoveOutcome>;
+  purge(userId: string, path: string, recursive: boolean, event: string, ifMatch?: string): Promise<{ kind: 'file' | 'directory' | 'history' }>;
+  /** `ifMatch` guards `from`, `ifMatchTo` the file `to` replaces (one that holds replaces it whatever `mode` says). */
+  move(userId: string, input: { op: 'move' | 'copy'; from: string; to: string; mode: ConflictMode; uuidPath: string; event: string; ifMatch?: string; ifMatchTo?: string }): Promise<MoveOutcome>;
+  /** An explicit folder with its missing parents (docs/api/files.md#folders); `created` false when a directory was there. */
+  createDirectory(userId: string, path: string, event: string): Promise<{ created: boolean }>;
   /** Up to `limit` entries after `after` ('' = from the start), in byte order. */
   list(userId: string, input: { path: string; recursive: boolean; after: string; limit: number }): Promise<IndexListPage>;
   stat(userId: string, paths: readonly string[]): Promise<(IndexEntry | 'directory' | undefined)[]>;
@@ -86,9 +99,9 @@ export interface FileIndex {
   /** The trashed files directly in `path` (or anywhere below it), each with its deletion record. */
   trash(userId: string, path: string, recursive: boolean): Promise<{ path: string; record: HistoryRecord }[]>;
   /** Makes a revision's bytes the file at `path` again (a new revision); REVISION_NOT_FOUND or PATH_CONFLICT. */
-  restore(userId: string, input: { path: string; revision: string; event: string }): Promise<{ entry: IndexEntry; replaced: boolean }>;
+  restore(userId: string, input: { path: string; revision: string; event: string; ifMatch?: string }): Promise<{ entry: IndexEntry; replaced: boolean }>;
   /** Restores every trashed file at or below `path` to its last content, in one step. */
-  restoreTree(userId: string, input: { path: string; event: string }): Promise<{ restored: number }>;
+  restoreTree(userId: string, input: { path: string; event: string; ifMatch?: string }): Promise<{ restored: number }>;
 }
 
 /** A byte range of an object: `length` undefined reads to the end. */

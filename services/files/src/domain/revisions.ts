@@ -3,6 +3,7 @@ import { lastSegment, mimeTypeOf, type HistoryRecord, type IndexEntry } from './
 import { eventTemplate } from './events.js';
 import { parsePath, ROOT, type WorkspacePath } from './paths.js';
 import type { FileIndex } from './ports.js';
+import { checkSha256 } from './preconditions.js';
 
 /** A revisions listing holds at most this many, newest first (docs/api/files.md#revisions). */
 export const MAX_REVISIONS_LISTED = 100;
@@ -79,18 +80,20 @@ export class Revisions {
   }
 
   /** Makes a revision's bytes the file at `path` again, whether a file is there now or it was deleted. */
-  async restore(userId: string, rawPath: string, revision: string): Promise<RestoredFile> {
+  async restore(userId: string, rawPath: string, revision: string, ifMatch?: string): Promise<RestoredFile> {
     const path = parsePath(rawPath);
     if (path.segments.length === 0) throw errors.invalidPath('the workspace root is a directory', ROOT);
+    const condition = checkSha256(ifMatch, 'If-Match');
     if (!REVISION.test(revision)) throw errors.notFound('revision', revision);
-    const { entry } = await this.#index.restore(userId, { path: path.path, revision, event: eventTemplate(userId, path.path) });
+    const { entry } = await this.#index.restore(userId, { path: path.path, revision, event: eventTemplate(userId, path.path), ifMatch: condition });
     return { path: path.path, size: entry.size, mimeType: mimeTypeOf(lastSegment(path.path)), sha256: entry.sha256, revision: entry.revision };
   }
 
   /** Restores every trashed file at or below `path` to its last content, in one atomic step. */
-  async restoreTree(userId: string, rawPath: string): Promise<{ path: string; restored: number }> {
+  async restoreTree(userId: string, rawPath: string, ifMatch?: string): Promise<{ path: string; restored: number }> {
     const path = parsePath(rawPath);
-    const { restored } = await this.#index.restoreTree(userId, { path: path.path, event: eventTemplate(userId, path.path) });
+    const condition = checkSha256(ifMatch, 'If-Match');
+    const { restored } = await this.#index.restoreTree(userId, { path: path.path, event: eventTemplate(userId, path.path), ifMatch: condition });
     return { path: path.path, restored };
   }
 }

@@ -19,6 +19,13 @@ export interface UploadInput {
   idleMs?: number;
   /** Bytes to reserve now when they fit (an upper bound of the file's size); 0: none. */
   reserveHint?: number;
+  /**
+   * If-Match (docs/api/files.md#preconditions): commit only onto a file with exactly these bytes
+   * (64 lowercase hex SHA-256), replacing it whatever onConflict says.
+   */
+  ifMatch?: string | undefined;
+  /** If-None-Match: *: commit only where nothing is (never replaces). */
+  ifNoneMatch?: boolean;
 }
 
 export interface StoredFile {
@@ -69,16 +76,22 @@ export class Uploads {
 
   /** Resolves the destination, refuses what would conflict now, and records the upload. */
   async begin(userId: string, input: UploadInput): Promise<{ uploadId: string; path: string; putUrl: string; partSize: number; maxBytes: number; reservedBytes: number }> {
+    const precondition = preconditionOf(input);
     const target = await this.#destination(userId, input);
-    const found = await this.#o.index.precheck(userId, target.path, input.onConflict, this.#o.quotaBytes);
+    // A precondition that holds decides the conflict: If-Match replaces the file it names.
+    const mode: ConflictMode = input.ifMatch !== undefined ? 'overwrite' : input.onConflict;
+    // Refused now (before a byte is sent, and before anything is recorded) when it fails already;
+    // the commit decides again, in its own atomic step.
+    const found = await this.#o.index.precheck(userId, target.path, mode, this.#o.quotaBytes, precondition);
     const uuidPath = uuidSibling(target);
-    if (input.onConflict === 'uuid' && found !== 'free' && !uuidPath) throw errors.invalidPath('invalid path: the name is too long to add a unique suffix', target.path);
-    const path = input.onConflict === 'uuid' && found !== 'free' ? uuidPath : target.path;
+    if (mode === 'uuid' && found !== 'free' && !uuidPath) throw errors.invalidPath('invalid path: the name is too long to add a unique suffix', target.path);
+    const path = mode === 'uuid' && found !== 'free' ? uuidPath : target.path;
     const idleMs = Math.min(MAX_IDLE_MS, input.idleMs ?? 0);
     const upload: PendingUpload = {
       key: newObjectKey(userId),
       path: target.path,
-      mode: input.onConflict,
+      mode,
+      ...(precondition !== '' && { precondition }),
       uuidPath,
       mimeType: mimeTypeOf(baseName(target)),
       ...(idleMs > this.#o.pendingMs && { idleMs }),
@@ -173,7 +186,7 @@ export class Uploads {
     const entry = { size: input.size, mtime: this.#o.clock(), sha256: input.sha256, key: upload.key, revision: newRevision() };
     try {
       const event = eventTemplate(userId, upload.path);
-      const done = await this.#o.index.commit(userId, { path: upload.path, mode: upload.mode, uuidPath: upload.uuidPath, entry, uploadId, event, quotaBytes: this.#o.quotaBytes });
+      const done = await this.#o.index.commit(userId, { path: upload.path, mode: upload.mode, uuidPath: upload.uuidPath, entry, uploadId, event, quotaBytes: this.#o.quotaBytes, precondition: upload.precondition ?? '' });
       return { path: done.path, size: input.size, mimeType: mimeTypeOf(baseName(parsePath(done.path))), sha256: input.sha256 };
     } catch (err) {
       if ((err as { code?: string }).code !== 'UNAVAILABLE') await this.abort(userId, uploadId);
@@ -235,6 +248,16 @@ export class Uploads {
     const [found] = await this.#o.index.stat(userId, [given.path]);
     return found === 'directory' ? named(given) : given;
   }
+}
+
+/** The upload's precondition as the index takes it: '' none, '*' If-None-Match, else If-Match's sha256. */
+function preconditionOf(input: UploadInput): string {
+  if (input.ifMatch !== undefined && input.ifNoneMatch) throw errors.invalidArgument('give If-Match or If-None-Match, not both', 'If-None-Match');
+  if (input.ifMatch !== undefined) {
+    if (!SHA256.test(input.ifMatch)) throw errors.invalidArgument('If-Match must be the file\'s ETag: a quoted SHA-256 of 64 lowercase hex digits', 'If-Match');
+    return input.ifMatch;
+  }
+  return input.ifNoneMatch ? '*' : '';
 }
 
 export function newRevision(): string {

@@ -6,6 +6,7 @@ import { directoryEntry, fileEntry, type Entry, type FileEntry, type IndexEntry 
 import { eventTemplate } from './events.js';
 import { baseName, fromSegments, parsePath, ROOT, uniqueName, type WorkspacePath } from './paths.js';
 import type { BlobStore, ConflictMode, FileIndex } from './ports.js';
+import { checkSha256 } from './preconditions.js';
 import { revisionContent } from './revisions.js';
 
 /** One file of an export: its path below the folder, its bytes and when it was written. */
@@ -115,23 +116,36 @@ export class Workspace {
    * (docs/api/files.md#trash), or with `permanent` for good, with every revision and trashed file
    * there.
    */
-  async delete(userId: string, rawPath: string, recursive: boolean, permanent = false): Promise<{ path: string }> {
+  async delete(userId: string, rawPath: string, recursive: boolean, permanent = false, ifMatch?: string): Promise<{ path: string }> {
     const path = parsePath(rawPath);
     if (path.segments.length === 0) throw errors.invalidPath('the workspace root cannot be deleted', ROOT);
+    const condition = checkSha256(ifMatch, 'If-Match');
     const event = eventTemplate(userId, path.path);
-    await (permanent ? this.#index.purge(userId, path.path, recursive, event) : this.#index.delete(userId, path.path, recursive, event));
+    await (permanent ? this.#index.purge(userId, path.path, recursive, event, condition) : this.#index.delete(userId, path.path, recursive, event, condition));
     return { path: path.path };
   }
 
+  /**
+   * Creates a folder explicitly, with its missing parents (docs/api/files.md#folders): it stays,
+   * empty, until it is deleted. `created` is false when a directory was already there.
+   */
+  async createDirectory(userId: string, rawPath: string): Promise<{ path: string; created: boolean }> {
+    const path = parsePath(rawPath);
+    const { created } = await this.#index.createDirectory(userId, path.path, eventTemplate(userId, path.path));
+    return { path: path.path, created };
+  }
+
   /** Moves (or copies) a file or a directory; the index alone changes, whatever the sizes. */
-  async move(userId: string, op: 'move' | 'copy', input: { from: string; to: string; onConflict: ConflictMode }): Promise<{ from: string; path: string }> {
+  async move(userId: string, op: 'move' | 'copy', input: { from: string; to: string; onConflict: ConflictMode; ifMatch?: string | undefined; ifMatchTo?: string | undefined }): Promise<{ from: string; path: string }> {
     const from = parsePath(input.from);
     const to = parsePath(input.to);
     if (from.segments.length === 0) throw errors.invalidPath(`the workspace root cannot be ${op === 'move' ? 'moved' : 'copied'}`, ROOT);
     if (to.segments.length === 0) throw errors.invalidPath('the destination cannot be the workspace root', ROOT);
     if (to.path === from.path || to.path.startsWith(`${from.path}/`)) throw errors.invalidPath('the destination cannot be the source or lie below it', to.path);
     const uuidPath = uuidSibling(to);
-    const moved = await this.#index.move(userId, { op, from: from.path, to: to.path, mode: input.onConflict, uuidPath, event: eventTemplate(userId, to.path) });
+    const ifMatch = checkSha256(input.ifMatch, 'If-Match');
+    const ifMatchTo = checkSha256(input.ifMatchTo, 'ifMatchTo');
+    const moved = await this.#index.move(userId, { op, from: from.path, to: to.path, mode: input.onConflict, uuidPath, event: eventTemplate(userId, to.path), ifMatch, ifMatchTo });
     return { from: from.path, path: moved.path };
   }
 
@@ -146,7 +160,15 @@ export class Workspace {
       throw err;
     });
     if (!found || found.kind === 'file') return [];
-    return found.entries.flatMap((e) => (e.entry ? [{ rel: e.path.slice(path.path.length + 1), key: e.entry.key, size: e.entry.size, modifiedAt: new Date(e.entry.mtime) }] : []));
+    // Files, and the folders that hold nothing (explicit ones, docs/api/files.md#folders) as `<rel>/`
+    // with no bytes (key ''): a folder that holds something is implied by its files.
+    const now = new Date();
+    const cut = path.path.length + 1;
+    return found.entries.flatMap((e, i) => {
+      if (e.entry) return [{ rel: e.path.slice(cut), key: e.entry.key, size: e.entry.size, modifiedAt: new Date(e.entry.mtime) }];
+      const next = found.entries[i + 1];
+      return next?.path.startsWith(`${e.path}/`) ? [] : [{ rel: `${e.path.slice(cut)}/`, key: '', size: 0, modifiedAt: now }];
+    });
   }
 
   /**

@@ -97,7 +97,15 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       return { entry: toProto(entry), url };
     },
     beginUpload: async (req, ctx) =>
-      uploads.begin(requireUser(ctx), { path: req.path, filename: req.filename, onConflict: conflictMode(req.onConflict), idleMs: req.idleMs, reserveHint: req.reserveHint }),
+      uploads.begin(requireUser(ctx), {
+        path: req.path,
+        filename: req.filename,
+        onConflict: conflictMode(req.onConflict),
+        idleMs: req.idleMs,
+        reserveHint: req.reserveHint,
+        ifMatch: req.ifMatchSha256,
+        ifNoneMatch: req.ifNoneMatch,
+      }),
     uploadParts: async (req, ctx) => ({ urls: await uploads.parts(requireUser(ctx), req.uploadId, req.firstPartNumber, req.count) }),
     uploadTail: async (req, ctx) => {
       const { put, get } = await uploads.tail(requireUser(ctx), req.uploadId);
@@ -120,9 +128,16 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       const stored = await uploads.writeFile(requireUser(ctx), req.path, req.content, req.overwrite);
       return toProto(await workspace.stat(requireUser(ctx), stored.path));
     },
-    deleteFile: async (req, ctx) => workspace.delete(requireUser(ctx), req.path, req.recursive, req.permanent),
-    moveFile: async (req, ctx) => workspace.move(requireUser(ctx), 'move', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict) }),
-    copyFile: async (req, ctx) => workspace.move(requireUser(ctx), 'copy', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict) }),
+    deleteFile: async (req, ctx) => workspace.delete(requireUser(ctx), req.path, req.recursive, req.permanent, req.ifMatchSha256),
+    moveFile: async (req, ctx) =>
+      workspace.move(requireUser(ctx), 'move', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict), ifMatch: req.ifMatchSha256, ifMatchTo: req.ifMatchToSha256 }),
+    copyFile: async (req, ctx) =>
+      workspace.move(requireUser(ctx), 'copy', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict), ifMatch: req.ifMatchSha256, ifMatchTo: req.ifMatchToSha256 }),
+    createDirectory: async (req, ctx) => {
+      const out = await workspace.createDirectory(requireUser(ctx), req.path);
+      if (out.created) ctx.logger.info('directory created');
+      return out;
+    },
     getChangesCursor: async (req, ctx) => ({ cursor: await changes.cursor(requireUser(ctx), req.path) }),
     getChanges: async (req, ctx) => {
       const out = await changes.read(requireUser(ctx), req.cursor, req.limit || 1_000, req.timeoutMs, ctx.signal);
@@ -133,7 +148,7 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       // Presigned per message as the caller reads on, so a long export never finds its URLs expired.
       for (let i = 0; i < items.length; i += EXPORT_BATCH) {
         const batch = items.slice(i, i + EXPORT_BATCH);
-        yield { items: await Promise.all(batch.map(async (item) => ({ name: item.rel, url: await deps.blobs.presignGet(item.key, EXPORT_URL_SECONDS), size: item.size, modifiedAt: item.modifiedAt.toISOString() }))) };
+        yield { items: await Promise.all(batch.map(async (item) => ({ name: item.rel, url: item.key === '' ? '' : await deps.blobs.presignGet(item.key, EXPORT_URL_SECONDS), size: item.size, modifiedAt: item.modifiedAt.toISOString() }))) };
       }
     },
     pinKnowledge: async (req, ctx) => {
@@ -159,12 +174,12 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       const userId = requireUser(ctx);
       if (req.recursive) {
         if (req.revision !== '') throw errors.invalidArgument('give either revision or recursive, not both', 'revision');
-        const done = await revisions.restoreTree(userId, req.path);
+        const done = await revisions.restoreTree(userId, req.path, req.ifMatchSha256);
         ctx.logger.info({ restored: done.restored }, 'files restored');
         return { path: done.path, size: 0, mimeType: '', sha256: '', revision: '', restored: done.restored };
       }
       if (req.revision === '') throw errors.invalidArgument('revision is required unless recursive is true', 'revision');
-      return { ...(await revisions.restore(userId, req.path, req.revision)), restored: 1 };
+      return { ...(await revisions.restore(userId, req.path, req.revision, req.ifMatchSha256)), restored: 1 };
     },
   };
 }

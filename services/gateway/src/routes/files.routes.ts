@@ -1,7 +1,9 @@
 import type { ErrorCode, Logger } from '@workspace/platform';
 
 import type { ObjectStore } from '../transfer/object-store.js';
-import { DeleteFileQuery, DeleteResult, FileList, ListFilesQuery, MoveBody, MoveResult, ReadResult } from '../schemas/files.schemas.js';
+import { CreateDirectoryBody, CreateDirectoryResult, DeleteFileQuery, DeleteResult, FileList, ListFilesQuery, MoveBody, MoveResult, ReadResult } from '../schemas/files.schemas.js';
+import { parseFileIfMatch } from '../http/if-match.js';
+import { FILE_IF_MATCH } from './request-headers.js';
 import { RevisionPathQuery } from '../schemas/revisions.schemas.js';
 import { changesRoutes } from './changes.routes.js';
 import { downloadRoute } from './download.route.js';
@@ -70,19 +72,27 @@ export function filesRoutes(deps: FilesRouteDeps): RouteDef[] {
       description:
         'Deleted files go to the trash (`files/trash`) and can be restored (`files/restore`). With `permanent=true` the file or directory (with ' +
         '`recursive=true`) goes for good with every revision and trashed file at or below the path: its bytes are unreachable at once and removed from ' +
-        'the store within a minute. `permanent=true` also purges a path that holds nothing but trash (a folder of it needs `recursive=true`).',
+        'the store within a minute. `permanent=true` also purges a path that holds nothing but trash (a folder of it needs `recursive=true`). A folder ' +
+        'created with `files/directories` that holds nothing is deleted without `recursive`. `If-Match: "<sha256>"` deletes only a file with exactly ' +
+        'those bytes (412 PRECONDITION_FAILED otherwise, also for a directory or nothing there).',
       tag: 'Files',
       query: DeleteFileQuery,
+      requestHeaders: [FILE_IF_MATCH],
       example: { query: { path: '/files/notes.md', recursive: false, permanent: false }, response: ex.deleteResult },
       responses: { 200: { description: 'Deleted', schema: DeleteResult } },
-      errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'DIRECTORY_NOT_EMPTY'],
-      handler: async ({ query, call }, res) => {
-        const out = await files.deleteFile({ path: query.path, recursive: query.recursive ?? false, permanent: query.permanent ?? false }, call);
+      errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'DIRECTORY_NOT_EMPTY', 'PRECONDITION_FAILED'],
+      handler: async ({ query, call, req }, res) => {
+        const ifMatch = parseFileIfMatch(req.get('if-match'));
+        const out = await files.deleteFile(
+          { path: query.path, recursive: query.recursive ?? false, permanent: query.permanent ?? false, ...(ifMatch !== undefined && { ifMatchSha256: ifMatch }) },
+          call,
+        );
         res.json({ success: true, path: out.path });
       },
     }),
     moveRoute(files, 'move'),
     moveRoute(files, 'copy'),
+    createDirectoryRoute(files),
     ...changesRoutes(files),
     ...revisionsRoutes(files),
     exportRoute(files, deps.projects, deps.store, deps.logger),
@@ -140,19 +150,54 @@ function moveRoute(files: FilesClient, verb: 'move' | 'copy'): RouteDef {
         ? 'Atomic and index-only: no listing, read or export ever sees both trees or neither, and its cost does not grow with file sizes. A case-only rename works. '
         : 'The copy shares bytes with its source (no byte is copied); the two are independent files from then on. ') +
       'A file onto an existing file follows `onConflict`; a directory never merges or replaces (409 PATH_CONFLICT whatever `onConflict` says), and nothing ' +
-      'goes onto a directory or under a file. A file\'s mimeType follows its new name.',
+      'goes onto a directory or under a file. A file\'s mimeType follows its new name. `If-Match: "<sha256>"` guards `from` and `ifMatchTo` the file at ' +
+      '`to` (which it then replaces whatever `onConflict` says): 412 PRECONDITION_FAILED when one does not hold, and nothing changes.',
     tag: 'Files',
+    requestHeaders: [FILE_IF_MATCH],
     // A copy creates files; a move only renames (repeating one that succeeded → 404 for the source).
     idempotent: !move,
     body: MoveBody,
     example: { body: ex.moveBody, response: ex.moveResult },
     responses: { 200: { description: move ? 'Moved' : 'Copied', schema: MoveResult } },
-    errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'FILE_EXISTS', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
-    handler: async ({ body, call }, res) => {
-      const request = { from: body.from, to: body.to, onConflict: CONFLICT_MODES[body.onConflict ?? 'error'] };
+    errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'FILE_EXISTS', 'PATH_CONFLICT', 'PRECONDITION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+    handler: async ({ body, call, req }, res) => {
+      const ifMatch = parseFileIfMatch(req.get('if-match'));
+      const request = {
+        from: body.from,
+        to: body.to,
+        onConflict: CONFLICT_MODES[body.onConflict ?? 'error'],
+        ...(ifMatch !== undefined && { ifMatchSha256: ifMatch }),
+        ...(body.ifMatchTo !== undefined && { ifMatchToSha256: body.ifMatchTo }),
+      };
       const ctx = { ...call, deadlineMs: MOVE_DEADLINE_MS };
       const out = await (move ? files.moveFile(request, ctx) : files.copyFile(request, ctx));
       res.json({ success: true, from: out.from, path: out.path });
+    },
+  });
+}
+
+/** docs/api/files.md#folders: a folder that exists, empty, until it is deleted. */
+function createDirectoryRoute(files: FilesClient): RouteDef {
+  return defineRoute({
+    method: 'post',
+    path: '/v1/agent/files/directories',
+    operationId: 'createDirectory',
+    summary: 'Create a folder (with its missing parents)',
+    description:
+      '201 `{path, created: true}`, or 200 `{path, created: false}` when a directory is already there (`/files` too). Missing parents are created as well. A ' +
+      'folder created this way exists, empty, until it is deleted (an empty one is deleted with `recursive=false`): listings show it, the changes feed ' +
+      'reports it (`created`, `kind: "directory"`), and exports hold it as an entry `<name>/`. A file at the path or above it → 409 PATH_CONFLICT.',
+    tag: 'Files',
+    body: CreateDirectoryBody,
+    example: { body: ex.createDirectoryBody, response: ex.createDirectoryResult },
+    responses: {
+      201: { description: 'Created', schema: CreateDirectoryResult },
+      200: { description: 'A directory was already there', schema: CreateDirectoryResult },
+    },
+    errors: [...FILE_ERRORS, 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+    handler: async ({ body, call }, res) => {
+      const out = await files.createDirectory({ path: body.path }, call);
+      res.status(out.created ? 201 : 200).json({ path: out.path, created: out.created });
     },
   });
 }

@@ -12,6 +12,27 @@ export const IF_MATCH: HeaderParam = {
   example: '"cfg_3f2a9c0d1e4b4f6a8b7c6d5e4f3a2b1c"',
 };
 
+/** docs/api/files.md#preconditions: a write that happens only onto a file with exactly these bytes. */
+export const FILE_IF_MATCH: HeaderParam = {
+  name: 'If-Match',
+  description:
+    'The ETag of the file the change is based on (`"<sha256>"`, as downloads send it): the change happens only if the file at the path has exactly these ' +
+    'bytes when it is committed, else 412 PRECONDITION_FAILED with `details.currentSha256` (null when no file is there, a directory included) and nothing ' +
+    'changes. Of concurrent writers sending the same tag exactly one succeeds. `*`, lists, weak and malformed tags → 400.',
+  schema: z.string().min(1).max(200),
+  example: '"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"',
+};
+
+/** docs/api/files.md#preconditions: an upload that never replaces anything. */
+export const UPLOAD_IF_NONE_MATCH: HeaderParam = {
+  name: 'If-None-Match',
+  description:
+    '`*`: store the file only if nothing is at the destination, else 412 PRECONDITION_FAILED (`details.currentSha256`) whatever `onConflict` says. Any other ' +
+    'value → 400.',
+  schema: z.literal('*'),
+  example: '*',
+};
+
 export const IF_NONE_MATCH: HeaderParam = {
   name: 'If-None-Match',
   description: 'ETags (`"<sha256>"`, a list, or `*`) the client holds: a match answers 304 Not Modified without the bytes.',

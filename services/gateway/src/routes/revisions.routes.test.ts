@@ -14,7 +14,7 @@ async function run(files: Partial<Record<keyof FilesClient, unknown>>, operation
   const call = { userId: 'u-1', requestId: 'r-1', signal: new AbortController().signal };
   const query = route.query ? parseWith(route.query, input.query ?? {}, 'query') : {};
   const body = route.body ? parseWith(route.body, input.body ?? {}, 'body') : undefined;
-  await route.handler({ params: {}, query, body, call, req: {} as never }, res);
+  await route.handler({ params: {}, query, body, call, req: { get: () => undefined } as never }, res);
   return sent as Record<string, unknown>;
 }
 

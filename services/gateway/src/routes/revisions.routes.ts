@@ -1,3 +1,5 @@
+import { parseFileIfMatch } from '../http/if-match.js';
+import { FILE_IF_MATCH } from './request-headers.js';
 import { RestoreBody, RestoreResult, RevisionList, RevisionsQuery, TrashList, TrashQuery } from '../schemas/revisions.schemas.js';
 
 import { defineRoute, type RouteDef } from './route.js';
@@ -70,15 +72,19 @@ export function revisionsRoutes(files: FilesClient): RouteDef[] {
         '`{path, recursive: true}`: every file in the trash at or below `path` comes back with its last content, in one atomic step (the undo of a ' +
         'recursive delete); one change in the feed and one `file.created` event for the path. A directory at a restored path, or a file above it, ' +
         'answers 409 PATH_CONFLICT and restores nothing. When two trashed files block each other (a file, and one below it from when it was a folder), ' +
-        'the later deletion comes back and the other stays in the trash.',
+        'the later deletion comes back and the other stays in the trash. `If-Match: "<sha256>"` restores only onto a file with exactly those bytes at ' +
+        '`path` (412 PRECONDITION_FAILED otherwise, also when no file is there).',
       tag: 'Files',
       body: RestoreBody,
+      requestHeaders: [FILE_IF_MATCH],
       example: { body: ex.restoreBody, response: ex.restoreResult },
       responses: { 200: { description: 'Restored', schema: RestoreResult } },
-      errors: [...COMMON_ERRORS, 'REVISION_NOT_FOUND', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
-      handler: async ({ body, call }, res) => {
+      errors: [...COMMON_ERRORS, 'REVISION_NOT_FOUND', 'PATH_CONFLICT', 'PRECONDITION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+      handler: async ({ body, call, req }, res) => {
         const recursive = body.recursive === true;
-        const out = await files.restoreFile({ path: body.path, revision: body.revision ?? '', recursive }, { ...call, deadlineMs: RESTORE_DEADLINE_MS });
+        const ifMatch = parseFileIfMatch(req.get('if-match'));
+        const request = { path: body.path, revision: body.revision ?? '', recursive, ...(ifMatch !== undefined && { ifMatchSha256: ifMatch }) };
+        const out = await files.restoreFile(request, { ...call, deadlineMs: RESTORE_DEADLINE_MS });
         if (recursive) res.json({ success: true, path: out.path, restored: out.restored });
         else res.json({ success: true, path: out.path, size: out.size, mimeType: out.mimeType, sha256: out.sha256, revision: out.revision });
       },

@@ -94,6 +94,14 @@ export const MoveBody = z
     onConflict: onConflict
       .optional()
       .describe('For a file onto an existing file: `error` (409 FILE_EXISTS, the default), `overwrite`, or `uuid`. A directory never merges or replaces: 409 PATH_CONFLICT'),
+    ifMatchTo: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'must be a SHA-256 of 64 lowercase hex digits')
+      .optional()
+      .describe(
+        'The sha256 (64 lowercase hex, no quotes) the file at `to` must have: it is then replaced whatever `onConflict` says; else (also when no file is ' +
+          'there) 412 PRECONDITION_FAILED and nothing changes',
+      ),
   })
   .strict()
   .meta({ id: 'MoveFileRequest', examples: [{ from: '/files/drafts/report.md', to: '/files/reports/2024.md', onConflict: 'error' }] });
@@ -101,5 +109,14 @@ export const MoveBody = z
 export const MoveResult = z
   .object({ success: z.literal(true), from: z.string().describe('The source, normalized'), path: z.string().describe('Where it landed (differs from `to` with onConflict=uuid)') })
   .meta({ id: 'MoveFileResult', examples: [{ success: true, from: '/files/drafts/report.md', path: '/files/reports/2024.md' }] });
+
+export const CreateDirectoryBody = z
+  .object({ path: workspacePath.describe('The folder to create (missing parents are created too)') })
+  .strict()
+  .meta({ id: 'CreateDirectoryRequest', examples: [{ path: '/files/reports/2024' }] });
+
+export const CreateDirectoryResult = z
+  .object({ path: z.string().describe('The folder, normalized'), created: z.boolean().describe('false when a directory was already there') })
+  .meta({ id: 'CreateDirectoryResult', examples: [{ path: '/files/reports/2024', created: true }] });
 
 export const ExportQuery = z.object({ name: projectName.describe('Project name (case-insensitive)') }).strict();

@@ -189,6 +189,8 @@ export function zipStream(options: {
   else options.signal?.addEventListener('abort', onAbort, { once: true });
 
   const open = async (item: ZipItem): Promise<Opened> => {
+    // A folder with nothing in it (its name ends in `/`, docs/api/files.md#folders): a directory entry, no bytes.
+    if (item.url === '' && item.rel.endsWith('/')) return { item, head: Buffer.alloc(0), done: true, rest: (async function* () {})()[Symbol.asyncIterator]() };
     const rest = (await options.read(item.url, stop.signal))[Symbol.asyncIterator]();
     const parts: Uint8Array[] = [];
     let size = 0;

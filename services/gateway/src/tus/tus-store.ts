@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { DataStore, ERRORS, Upload } from '@tus/utils';
 import { createSHA256 } from 'hash-wasm';
 import { AppError, errors } from '@workspace/platform';
+import { parseFileIfMatch } from '../http/if-match.js';
 import { IdleTimer } from '../transfer/idle-timer.js';
 import { PartBuffer } from '../transfer/part-buffer.js';
 import { STORE_DEADLINE_MS, UploadSession, type UploadCall, type UploadDeps } from '../transfer/upload-session.js';
@@ -21,6 +22,29 @@ export interface TusStoreOptions extends UploadDeps {
   expiryMs: number;
   /** A PATCH that sends no byte for this long ends like a cut-off one (UPLOAD_IDLE_TIMEOUT_MS). */
   idleTimeoutMs: number;
+}
+
+/**
+ * The upload's precondition from its metadata (docs/api/files.md#preconditions): `ifMatch` the
+ * file's ETag (`"<sha256>"`, or the bare 64 hex), `ifNoneMatch` `*` (or with no value). Malformed
+ * → 400 INVALID_ARGUMENT naming the metadata key.
+ */
+export function tusConditions(meta: Record<string, string | null | undefined>): { ifMatch?: string; ifNoneMatch?: true } {
+  const out: { ifMatch?: string; ifNoneMatch?: true } = {};
+  if ('ifMatch' in meta) {
+    const value = (meta.ifMatch ?? '').trim();
+    try {
+      out.ifMatch = parseFileIfMatch(value.startsWith('"') ? value : `"${value}"`);
+    } catch {
+      throw errors.invalidArgument('Upload-Metadata ifMatch must be the file\'s ETag: a SHA-256 of 64 hex digits ("<sha256>")', 'Upload-Metadata.ifMatch');
+    }
+  }
+  if ('ifNoneMatch' in meta) {
+    const value = (meta.ifNoneMatch ?? '*').trim();
+    if (value !== '*') throw errors.invalidArgument('Upload-Metadata ifNoneMatch must be * (store only where nothing is)', 'Upload-Metadata.ifNoneMatch');
+    out.ifNoneMatch = true;
+  }
+  return out;
 }
 
 function current(): TusCall {
@@ -61,7 +85,7 @@ export class TusStore extends DataStore {
     const session = await UploadSession.begin(
       this.o,
       call,
-      { path: meta.path, filename: meta.filename ?? '', onConflict: meta.onConflict, onConflictField: 'Upload-Metadata.onConflict' },
+      { path: meta.path, filename: meta.filename ?? '', onConflict: meta.onConflict, onConflictField: 'Upload-Metadata.onConflict', ...tusConditions(meta) },
       { declaredSize: upload.size, idleMs: this.o.expiryMs },
     );
     const hasher = await createSHA256();

@@ -46,3 +46,5 @@ export const trashList = {
 export const restoreBody = { path: '/files/notes.md', revision: REVISION_ID };
 
 export const restoreResult = { success: true, path: '/files/notes.md', size: 5, mimeType: 'text/markdown', sha256: SHA256, revision: 'rev_9a8b7c6d5e4f30211203f4e5d6c7b8a9' };
+export const createDirectoryBody = { path: '/files/reports/2024' };
+export const createDirectoryResult = { path: '/files/reports/2024', created: true };
