@@ -33,7 +33,7 @@ describe('mcp — tools', () => {
     const c = await session(await stack.user());
     const { tools } = await c.client.listTools();
     const names = tools.map((t) => t.name);
-    for (const name of ['read_text_file', 'read_media_file', 'read_multiple_files', 'write_file', 'edit_file', 'list_directory', 'list_directory_with_sizes', 'directory_tree', 'move_file', 'search_files', 'get_file_info', 'copy_file', 'delete_file', 'list_revisions', 'restore_file', 'list_projects']) {
+    for (const name of ['read_text_file', 'read_media_file', 'read_multiple_files', 'write_file', 'edit_file', 'create_directory', 'list_directory', 'list_directory_with_sizes', 'directory_tree', 'move_file', 'search_files', 'get_file_info', 'copy_file', 'delete_file', 'list_revisions', 'restore_file', 'list_projects']) {
       expect(names).toContain(name);
     }
     for (const t of tools) {
@@ -151,6 +151,11 @@ describe('mcp — tools', () => {
     const restored = await c.call('restore_file', { path: '/files/n/b.txt' });
     expect(restored.structuredContent).toMatchObject({ success: true, path: '/files/n/b.txt', sha256: sha256('A') });
     expect((await read(u, '/files/n/b.txt')).body.content).toBe('A');
+    const made = await c.call('create_directory', { path: '/files/empty/deep' });
+    expect(made.structuredContent).toEqual({ path: '/files/empty/deep', created: true });
+    expect((await c.call('create_directory', { path: '/files/empty/deep' })).structuredContent).toEqual({ path: '/files/empty/deep', created: false });
+    expect((await c.call('list_directory', { path: '/files/empty' })).content[0]!.text).toBe('[DIR] deep');
+    expect(failure(await c.call('create_directory', { path: '/files/m/a.txt/below' })).code).toBe('PATH_CONFLICT');
     const projects = await c.call('list_projects', {});
     expect(projects.structuredContent.projects.map((p: { name: string }) => p.name)).toContain('Home');
     const many = await c.call('read_multiple_files', { paths: ['/files/m/a.txt', '/files/absent.txt'] });

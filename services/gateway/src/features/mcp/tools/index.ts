@@ -1,7 +1,7 @@
 import { readMediaFile, readMultipleFiles, readTextFile } from './read.tools.js';
 import { editFileTool, writeFileTool } from './write.tools.js';
 import { directoryTree, listDirectory, listDirectoryWithSizes, searchFiles } from './list.tools.js';
-import { copyFileTool, deleteFileTool, getFileInfo, moveFileTool } from './manage.tools.js';
+import { copyFileTool, createDirectoryTool, deleteFileTool, getFileInfo, moveFileTool } from './manage.tools.js';
 import { listRevisions, restoreFile } from './history.tools.js';
 import { listProjects } from './projects.tools.js';
 import type { ToolDef } from './tool.js';
@@ -13,6 +13,7 @@ export const TOOLS: readonly ToolDef[] = [
   readMultipleFiles,
   writeFileTool,
   editFileTool,
+  createDirectoryTool,
   listDirectory,
   listDirectoryWithSizes,
   directoryTree,

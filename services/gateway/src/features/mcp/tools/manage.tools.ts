@@ -93,3 +93,18 @@ export const getFileInfo = defineTool({
     return { text: Object.entries(info).map(([k, v]) => `${k}: ${String(v)}`).join('\n'), structured: info };
   },
 });
+
+export const createDirectoryTool = defineTool({
+  name: 'create_directory',
+  title: 'Create a directory',
+  description:
+    'Creates a directory, and any missing parents; succeeds when it is already there (`created: false`). An empty directory made this way stays until it ' +
+    'is deleted. A file at the path or above it → PATH_CONFLICT.',
+  input: z.strictObject({ path: PathArg }),
+  output: z.object({ path: z.string(), created: z.boolean() }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  run: async ({ path }, ctx) => {
+    const out = await ctx.files.createDirectory({ path }, ctx.call);
+    return { text: out.created ? `Successfully created directory ${out.path}` : `Directory ${out.path} already exists`, structured: { path: out.path, created: out.created } };
+  },
+});
