@@ -21,6 +21,7 @@ import type { UploadSlots } from './limits/upload-slots.js';
 import { TUS_PATH, tusDiscovery } from './tus/tus.routes.js';
 import type { Clients } from './clients.js';
 import { requestIdOf, setUser, userOf } from './http/request-context.js';
+import { mcpRouter } from './features/mcp/mcp.router.js';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -43,6 +44,8 @@ export interface GatewayDeps {
   tus?: { redis: RedisClient; expiryMs: number; maxBytes: number };
   /** Browser origins allowed to call the API (CORS_ORIGINS); none when absent. */
   corsOrigins?: readonly string[];
+  /** The MCP endpoint (docs/api/mcp.md): its sessions' Redis and the authorization servers its metadata names; absent: not served. */
+  mcp?: { redis: RedisClient; authorizationServers: readonly string[] };
 }
 
 export interface Limits {
@@ -149,6 +152,10 @@ export function createApp(deps: GatewayDeps) {
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(docsRouter());
   if (deps.tus) app.options(TUS_PATH, tusDiscovery(deps.tus.maxBytes));
+  if (deps.mcp) {
+    const { clients, store, logger, corsOrigins = [], links, limits } = deps;
+    app.use(mcpRouter({ ...deps.mcp, clients, store, logger, authenticate, corsOrigins, publicUrl: links?.publicUrl, uploads: limits?.uploads }));
+  }
   app.use(mountRoutes(routes, authenticate, guardsOf(deps.limits, deps.logger)));
   app.use((req, _res, next) => next(new AppError('ROUTE_NOT_FOUND', `no route for ${req.method} ${req.path}`)));
   app.use(errorHandler(deps.logger));

@@ -76,6 +76,15 @@ export const configSchema = processConfig({ metrics: 9464 })
     TUS_UPLOAD_EXPIRY_MS: env.positiveInt(24 * 3600_000),
     /** The gateway's public base URL (`https://api.example.com`) for temporary links; unset: the scheme and host each request came to. */
     PUBLIC_URL: optional.pipe(z.string().url().optional()),
+    /**
+     * The authorization servers the MCP endpoint's protected-resource metadata names
+     * (docs/api/mcp.md#authentication), comma-separated URLs; unset: AUTH_ISSUER.
+     */
+    MCP_AUTHORIZATION_SERVERS: z
+      .string()
+      .default('')
+      .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+      .pipe(z.array(z.string().url())),
     /** How long /readyz reports "not ready" before the server stops taking connections. */
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
   })

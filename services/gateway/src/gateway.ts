@@ -42,6 +42,8 @@ export interface GatewayOptions {
   maxUploadBytes?: number;
   /** CORS_ORIGINS: browser origins allowed to call the API. */
   corsOrigins?: readonly string[];
+  /** MCP_AUTHORIZATION_SERVERS (else AUTH_ISSUER): named by the MCP endpoint's protected-resource metadata. */
+  mcpAuthorizationServers?: readonly string[];
 }
 
 const READY_TIMEOUT_MS = 1_000;
@@ -105,6 +107,7 @@ export async function startGateway(options: GatewayOptions) {
     limits,
     ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
     links: { signer, publicUrl: options.links?.publicUrl },
+    mcp: { redis, authorizationServers: options.mcpAuthorizationServers?.length ? options.mcpAuthorizationServers : options.auth.issuer ? [options.auth.issuer] : [] },
     tus: { redis, expiryMs: options.tusUploadExpiryMs ?? 24 * 3600_000, maxBytes: options.maxUploadBytes ?? 5 * 1024 ** 3 },
   });
   const server: Server = createServer({ requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 65_000 }, app);

@@ -27,6 +27,7 @@ const gateway = await startGateway({
   trustProxy: config.TRUST_PROXY,
   redis: { url: config.REDIS_URL, cluster: config.REDIS_CLUSTER },
   corsOrigins: config.CORS_ORIGINS,
+  mcpAuthorizationServers: config.MCP_AUTHORIZATION_SERVERS,
   tusUploadExpiryMs: config.TUS_UPLOAD_EXPIRY_MS,
   maxUploadBytes: config.MAX_UPLOAD_BYTES,
   links: { keys: config.LINK_SIGNING_KEYS, publicUrl: config.PUBLIC_URL },

@@ -48,6 +48,8 @@ export const ERROR_TABLE = {
   HISTORY_EXPIRED: { grpc: GrpcStatus.OUT_OF_RANGE, http: 410 },
   /** An MCP `edit_file` edit whose `oldText` is not found exactly once; `details.edit` is its index. */
   EDIT_NOT_APPLICABLE: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 422 },
+  /** A request to the MCP endpoint from a browser origin CORS_ORIGINS does not allow (DNS rebinding). */
+  ORIGIN_NOT_ALLOWED: { grpc: GrpcStatus.PERMISSION_DENIED, http: 403 },
   RATE_LIMITED: { grpc: GrpcStatus.RESOURCE_EXHAUSTED, http: 429 },
   INTERNAL: { grpc: GrpcStatus.INTERNAL, http: 500 },
   UNAVAILABLE: { grpc: GrpcStatus.UNAVAILABLE, http: 503 },

@@ -24,6 +24,9 @@ export const CORS_REQUEST_HEADERS = [
   'Upload-Concat',
   'Upload-Checksum',
   'X-HTTP-Method-Override',
+  'Mcp-Session-Id',
+  'Mcp-Protocol-Version',
+  'Last-Event-ID',
 ];
 
 /** Response headers a browser script may read beyond the safelisted ones. */
@@ -47,6 +50,7 @@ export const CORS_EXPOSED_HEADERS = [
   'Upload-Expires',
   'Upload-Metadata',
   'Upload-Defer-Length',
+  'Mcp-Session-Id',
 ];
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];

@@ -6,7 +6,8 @@ import { requestIdOf } from './request-context.js';
 /** Writes the contract's error envelope (and the headers some statuses call for). */
 export function sendError(res: Response, err: AppError, status = httpStatusOf(err.code)): void {
   const requestId = requestIdOf(res);
-  if (err.code === 'UNAUTHENTICATED') {
+  // A route with its own challenge (the MCP endpoint's resource_metadata) has set it already.
+  if (err.code === 'UNAUTHENTICATED' && !res.hasHeader('WWW-Authenticate')) {
     const hasToken = err.message !== 'missing bearer token';
     // RFC 6750: error_description is printable ASCII without quotes or backslashes.
     const description = err.message.replace(/[^\x20-\x7e]|["\\]/g, ' ');

@@ -13,6 +13,7 @@ import { webhooksRoutes } from './webhooks.routes.js';
 import type { RouteDef } from './route.js';
 
 import { usageRoutes } from './usage.routes.js';
+import { mcpRouteDocs } from '../features/mcp/mcp.openapi.js';
 
 /** What routes need besides the clients: the file routes' byte path and its settings. */
 export type RouteOptions = Omit<FilesRouteDeps, 'files' | 'projects'> & {
@@ -35,5 +36,6 @@ export function buildRoutes(clients: Clients, options: RouteOptions): RouteDef[]
     ...(clients.automations ? automationsRoutes(clients.automations) : []),
     ...usageRoutes(clients),
     ...(clients.webhooks ? webhooksRoutes(clients.webhooks) : []),
+    ...mcpRouteDocs(),
   ];
 }

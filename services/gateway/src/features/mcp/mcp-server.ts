@@ -1,0 +1,96 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { toInvalidArgument } from '../../http/validate.js';
+import { describeTool, errorResult, successResult } from './tool-result.js';
+import { TOOLS } from './tools/index.js';
+import type { ToolContext } from './tools/tool.js';
+import { FILE_TEMPLATE, listResources, pathParam, readResource, resourceError } from './resources.js';
+import type { McpSession, SessionStore } from './sessions.redis.js';
+
+export const SERVER_INFO = { name: 'workspace', title: 'Workspace', version: '1.0.0' };
+
+const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
+const TOOL_LIST = TOOLS.map(describeTool);
+
+export interface ServerContext {
+  tool: ToolContext;
+  sessions: SessionStore;
+  /** Undefined while the session is being initialized. */
+  session: McpSession | undefined;
+  /** Takes the changes cursor a first subscription's notifications start from. */
+  startCursor: () => Promise<string>;
+}
+
+/**
+ * The MCP server for one HTTP request: the session lives in Redis (docs/api/mcp.md#sessions), so
+ * each request gets a server bound to its user and session, answers, and is dropped.
+ */
+export function buildServer(sc: ServerContext): Server {
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: true }, logging: {} },
+    instructions:
+      'The user\'s workspace: files under /files (projects under /files/projects/<name>). Read before you write; edits and writes may carry the ' +
+      'sha256 you read as expectedSha256 so that a concurrent change is never overwritten.',
+  });
+  const { tool: ctx } = sc;
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const tool = BY_NAME.get(request.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
+    const args = tool.input.safeParse(request.params.arguments ?? {});
+    const where = { requestId: ctx.call.requestId, tool: tool.name };
+    if (!args.success) return errorResult(toInvalidArgument(args.error, 'body'), ctx.logger, where);
+    try {
+      return successResult(await tool.run(args.data, { ...ctx, call: { ...ctx.call, signal: extra.signal } }));
+    } catch (err) {
+      return errorResult(err, ctx.logger, where);
+    }
+  });
+
+  const guard = async <T>(op: () => Promise<T>): Promise<T> => {
+    try {
+      return await op();
+    } catch (err) {
+      throw resourceError(err);
+    }
+  };
+  server.setRequestHandler(ListResourcesRequestSchema, (request) => guard(() => listResources(ctx, request.params?.cursor)));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [FILE_TEMPLATE] }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => guard(() => readResource(ctx, request.params.uri)));
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    const session = sessionOf(sc);
+    const path = pathParam(request.params.uri).replace(/\/+$/, '') || '/files';
+    // The path rules apply (the path need not exist); the feed's position is the whole workspace's.
+    await guard(() => ctx.files.getChangesCursor({ path }, ctx.call));
+    await sc.sessions.initCursor(session.id, await sc.startCursor());
+    await sc.sessions.subscribe(session.id, path);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    const session = sessionOf(sc);
+    await sc.sessions.unsubscribe(session.id, pathParam(request.params.uri).replace(/\/+$/, '') || '/files');
+    return {};
+  });
+  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    await sc.sessions.setLogLevel(sessionOf(sc), request.params.level);
+    return {};
+  });
+  return server;
+}
+
+function sessionOf(sc: ServerContext): McpSession {
+  if (!sc.session) throw new McpError(ErrorCode.InvalidRequest, 'initialize the session first');
+  return sc.session;
+}

@@ -1,0 +1,179 @@
+import type { IncomingMessage } from 'node:http';
+import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { AppError, isAppError, type Logger, type RedisClient } from '@workspace/platform';
+import type { Clients } from '../../clients.js';
+import { requestIdOf, userOf } from '../../http/request-context.js';
+import type { UploadSlots } from '../../limits/upload-slots.js';
+import type { ObjectStore } from '../../transfer/object-store.js';
+import { buildServer } from './mcp-server.js';
+import { SessionStore, type McpSession } from './sessions.redis.js';
+import type { ToolContext } from './tools/tool.js';
+import { serveUpdates } from './updates-stream.js';
+
+export const MCP_PATH = '/v1/mcp';
+const METADATA_PATH = '/.well-known/oauth-protected-resource';
+/** A JSON-RPC message may carry a whole file for write_file; the upload limit applies to the file itself. */
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+export interface McpDeps {
+  clients: Clients;
+  store: ObjectStore;
+  logger: Logger;
+  redis: RedisClient;
+  /** The app's authentication chain: the token, the user's rate limit, Home. */
+  authenticate: RequestHandler[];
+  uploads?: UploadSlots | undefined;
+  /** PUBLIC_URL; unset: the scheme and host each request came to. */
+  publicUrl?: string | undefined;
+  /** MCP_AUTHORIZATION_SERVERS, else AUTH_ISSUER. */
+  authorizationServers: readonly string[];
+  /** CORS_ORIGINS: the only browser origins allowed to call the endpoint. */
+  corsOrigins: readonly string[];
+}
+
+function baseUrl(req: Request, publicUrl: string | undefined): string {
+  return (publicUrl ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`).replace(/\/+$/, '');
+}
+
+/** A transport-level refusal as the Streamable HTTP transport words it: a JSON-RPC error body. */
+function rpcError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/**
+ * The workspace over MCP (docs/api/mcp.md): the Streamable HTTP transport at /v1/mcp with its
+ * sessions in Redis, and the protected-resource metadata that tells clients where tokens come from.
+ */
+export function mcpRouter(deps: McpDeps): Router {
+  const router = Router();
+  const sessions = new SessionStore(deps.redis);
+  const allowedOrigins = new Set(deps.corsOrigins.map((o) => o.replace(/\/+$/, '')));
+
+  const metadata: RequestHandler = (req, res) => {
+    const base = baseUrl(req, deps.publicUrl);
+    res.json({ resource: `${base}${MCP_PATH}`, authorization_servers: deps.authorizationServers, bearer_methods_supported: ['header'], resource_name: 'Workspace MCP' });
+  };
+  router.get(METADATA_PATH, metadata);
+  router.get(`${METADATA_PATH}${MCP_PATH}`, metadata);
+
+  const checkOrigin: RequestHandler = (req, _res, next) => {
+    const origin = req.get('origin');
+    if (origin !== undefined && !allowedOrigins.has(origin)) throw new AppError('ORIGIN_NOT_ALLOWED', `requests from origin ${origin.slice(0, 200)} are not allowed`);
+    next();
+  };
+  // The challenge points at the metadata document (RFC 9728), with the error when a token was sent.
+  const challenge: ErrorRequestHandler = (err, req, res, next) => {
+    if (isAppError(err) && err.code === 'UNAUTHENTICATED') {
+      const meta = `resource_metadata="${baseUrl(req, deps.publicUrl)}${METADATA_PATH}"`;
+      const sent = req.get('authorization') !== undefined;
+      res.setHeader('WWW-Authenticate', sent ? `Bearer ${meta}, error="invalid_token"` : `Bearer ${meta}`);
+    }
+    next(err);
+  };
+
+  const toolContext = (req: Request, res: Response): ToolContext => ({
+    files: deps.clients.files,
+    projects: deps.clients.projects,
+    store: deps.store,
+    logger: deps.logger,
+    uploads: deps.uploads,
+    call: { userId: userOf(res), requestId: requestIdOf(res) },
+  });
+
+  /** The session the request names; a missing header → 400, unknown, ended or another user's → 404. */
+  const sessionOf = async (req: Request, res: Response): Promise<McpSession | undefined> => {
+    const id = req.get('mcp-session-id');
+    if (!id) {
+      rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+      return undefined;
+    }
+    const session = await sessions.get(id, userOf(res));
+    if (!session) rpcError(res, 404, -32001, 'Session not found');
+    return session;
+  };
+
+  const post: RequestHandler = async (req, res) => {
+    const accept = req.get('accept') ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return rpcError(res, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+    }
+    if (!req.is('application/json')) return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    const body = await readJson(req);
+    if (body === TOO_LARGE) return rpcError(res, 413, -32000, `Payload Too Large: a message may have at most ${MAX_BODY_BYTES} bytes`);
+    if (body === MALFORMED) return rpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+    const messages = Array.isArray(body) ? body : [body];
+    const init = messages.find((m) => isInitializeRequest(m));
+    const ctx = toolContext(req, res);
+    let session: McpSession | undefined;
+    if (init) {
+      const requested = init.params.protocolVersion;
+      session = await sessions.create({
+        userId: ctx.call.userId,
+        protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
+        clientInfo: init.params.clientInfo,
+        capabilities: init.params.capabilities,
+      });
+      res.setHeader('Mcp-Session-Id', session.id);
+    } else {
+      session = await sessionOf(req, res);
+      if (!session) return;
+      res.setHeader('Mcp-Session-Id', session.id);
+    }
+    const startCursor = async () => (await deps.clients.files.getChangesCursor({ path: '/files' }, ctx.call)).cursor;
+    const server = buildServer({ tool: ctx, sessions, session, startCursor });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.once('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req as IncomingMessage, res, body);
+  };
+
+  const get: RequestHandler = async (req, res) => {
+    if (!(req.get('accept') ?? '').includes('text/event-stream')) return rpcError(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+    const session = await sessionOf(req, res);
+    if (!session) return;
+    await serveUpdates({ files: deps.clients.files, sessions, logger: deps.logger }, res, { sessionId: session.id, userId: session.userId, requestId: requestIdOf(res) });
+  };
+
+  const del: RequestHandler = async (req, res) => {
+    const session = await sessionOf(req, res);
+    if (!session) return;
+    await sessions.end(session.id);
+    res.status(200).end();
+  };
+
+  const notAllowed: RequestHandler = (_req, res) => {
+    res.setHeader('Allow', 'GET, POST, DELETE');
+    throw new AppError('METHOD_NOT_ALLOWED', 'the MCP endpoint takes POST, GET and DELETE');
+  };
+
+  router.post(MCP_PATH, checkOrigin, ...deps.authenticate, post);
+  router.get(MCP_PATH, checkOrigin, ...deps.authenticate, get);
+  router.delete(MCP_PATH, checkOrigin, ...deps.authenticate, del);
+  router.all(MCP_PATH, notAllowed);
+  router.use(MCP_PATH, challenge);
+  return router;
+}
+
+const TOO_LARGE = Symbol('too large');
+const MALFORMED = Symbol('malformed');
+
+/** The body as JSON, read here (not by a JSON parser that would answer in the API's envelope). */
+async function readJson(req: Request): Promise<unknown> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return TOO_LARGE;
+    parts.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
+  } catch {
+    return MALFORMED;
+  }
+}

@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { errors, type RedisClient } from '@workspace/platform';
+
+/** What a session remembers between requests, whichever replica serves them. */
+export interface McpSession {
+  id: string;
+  userId: string;
+  protocolVersion: string;
+  clientInfo: unknown;
+  capabilities: unknown;
+  /** The least severity of `notifications/message` the client wants (logging/setLevel). */
+  logLevel: string;
+  createdAt: string;
+}
+
+/** An idle session lives this long; every request starts the time again. */
+export const SESSION_TTL_S = 24 * 3600;
+
+/**
+ * Sessions of the MCP endpoint in the Redis every gateway replica shares (docs/api/mcp.md#sessions):
+ * the session itself, its subscriptions, the changes cursor its notifications continue from, and
+ * which GET stream currently delivers them. Keys share one hash tag so a cluster keeps them together.
+ */
+export class SessionStore {
+  constructor(private readonly redis: RedisClient) {}
+
+  private key(id: string, part: 'session' | 'subs' | 'cursor' | 'stream'): string {
+    return `mcp:{${id}}:${part}`;
+  }
+
+  private keys(id: string): string[] {
+    return (['session', 'subs', 'cursor', 'stream'] as const).map((p) => this.key(id, p));
+  }
+
+  async create(fields: Omit<McpSession, 'id' | 'createdAt' | 'logLevel'>): Promise<McpSession> {
+    const session: McpSession = { id: randomBytes(16).toString('hex'), logLevel: 'info', createdAt: new Date().toISOString(), ...fields };
+    await this.run(() => this.redis.set(this.key(session.id, 'session'), JSON.stringify(session), 'EX', SESSION_TTL_S));
+    return session;
+  }
+
+  /** The user's session, its lifetime renewed; another user's, an ended or unknown one → undefined. */
+  async get(id: string, userId: string): Promise<McpSession | undefined> {
+    if (!/^[0-9a-f]{32}$/.test(id)) return undefined;
+    const raw = await this.run(() => this.redis.get(this.key(id, 'session')));
+    if (!raw) return undefined;
+    const session = JSON.parse(raw) as McpSession;
+    if (session.userId !== userId) return undefined;
+    await this.run(() => Promise.all(this.keys(id).map((k) => this.redis.expire(k, SESSION_TTL_S))));
+    return session;
+  }
+
+  async setLogLevel(session: McpSession, level: string): Promise<void> {
+    await this.run(() => this.redis.set(this.key(session.id, 'session'), JSON.stringify({ ...session, logLevel: level }), 'EX', SESSION_TTL_S));
+  }
+
+  async end(id: string): Promise<void> {
+    await this.run(() => this.redis.del(...this.keys(id)));
+  }
+
+  async subscribe(id: string, path: string): Promise<void> {
+    await this.run(async () => {
+      await this.redis.sadd(this.key(id, 'subs'), path);
+      await this.redis.expire(this.key(id, 'subs'), SESSION_TTL_S);
+    });
+  }
+
+  async unsubscribe(id: string, path: string): Promise<void> {
+    await this.run(() => this.redis.srem(this.key(id, 'subs'), path));
+  }
+
+  async subscriptions(id: string): Promise<string[]> {
+    return this.run(() => this.redis.smembers(this.key(id, 'subs')));
+  }
+
+  /** The changes cursor notifications continue from; set once (the first subscription), then only advanced. */
+  async cursor(id: string): Promise<string | undefined> {
+    return (await this.run(() => this.redis.get(this.key(id, 'cursor')))) ?? undefined;
+  }
+
+  async initCursor(id: string, cursor: string): Promise<void> {
+    await this.run(() => this.redis.set(this.key(id, 'cursor'), cursor, 'EX', SESSION_TTL_S, 'NX'));
+  }
+
+  /**
+   * Moves the cursor from `from` to `to` only while `owner` still holds the session's stream and
+   * the cursor is still `from`: a stream replaced by a newer one (on any replica) stops without
+   * delivering again what its successor delivers.
+   */
+  async advance(id: string, owner: string, from: string, to: string): Promise<boolean> {
+    const done = await this.run(() =>
+      this.redis.eval(
+        `if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+         if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 0 end
+         redis.call('SET', KEYS[1], ARGV[3], 'EX', ARGV[4])
+         return 1`,
+        2,
+        this.key(id, 'cursor'),
+        this.key(id, 'stream'),
+        owner,
+        from,
+        to,
+        String(SESSION_TTL_S),
+      ),
+    );
+    return done === 1;
+  }
+
+  /** Makes `owner` the session's one stream (the newest GET wins); the one it replaces stops. */
+  async claimStream(id: string, owner: string): Promise<void> {
+    await this.run(() => this.redis.set(this.key(id, 'stream'), owner, 'EX', SESSION_TTL_S));
+  }
+
+  async streamOwner(id: string): Promise<string | undefined> {
+    return (await this.run(() => this.redis.get(this.key(id, 'stream')))) ?? undefined;
+  }
+
+  async releaseStream(id: string, owner: string): Promise<void> {
+    await this.run(() => this.redis.eval(`if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1`, 1, this.key(id, 'stream'), owner));
+  }
+
+  private async run<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw errors.unavailable('the session store', err);
+    }
+  }
+}

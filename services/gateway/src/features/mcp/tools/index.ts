@@ -1,0 +1,28 @@
+import { readMediaFile, readMultipleFiles, readTextFile } from './read.tools.js';
+import { editFileTool, writeFileTool } from './write.tools.js';
+import { directoryTree, listDirectory, listDirectoryWithSizes, searchFiles } from './list.tools.js';
+import { copyFileTool, createDirectoryTool, deleteFileTool, getFileInfo, moveFileTool } from './manage.tools.js';
+import { listRevisions, restoreFile } from './history.tools.js';
+import { listProjects } from './projects.tools.js';
+import type { ToolDef } from './tool.js';
+
+/** Every tool of docs/api/mcp.md#tools, in the order tools/list gives them; a new tool is one line here. */
+export const TOOLS: readonly ToolDef[] = [
+  readTextFile,
+  readMediaFile,
+  readMultipleFiles,
+  writeFileTool,
+  editFileTool,
+  createDirectoryTool,
+  listDirectory,
+  listDirectoryWithSizes,
+  directoryTree,
+  moveFileTool,
+  searchFiles,
+  getFileInfo,
+  copyFileTool,
+  deleteFileTool,
+  listRevisions,
+  restoreFile,
+  listProjects,
+];

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { errors, isAppError } from '@workspace/platform';
+import { readAny, readText, revisionOf } from '../workspace.js';
+import { toolError } from '../tool-result.js';
+import { fileUri } from '../uri.js';
+import { defineTool, FileFacts, PathArg, READ_ONLY, type ToolContext } from './tool.js';
+
+const RevisionId = z.string().regex(/^rev_[0-9a-f]{32}$/, 'must be a revision id (rev_ + 32 lowercase hex)');
+
+/** A text file read whole, with its revision and media type. */
+async function textFile(ctx: ToolContext, path: string, revision?: string) {
+  const read = await readText(ctx, path, revision ?? '');
+  let rev: { revision: string; mimeType: string } | null = null;
+  if (revision) {
+    const { revisions } = await ctx.files.listRevisions({ path: read.path, revision: '' }, ctx.call);
+    rev = revisions.find((r) => r.revision === revision) ?? null;
+  } else {
+    rev = await revisionOf(ctx, read.path, read.sha256);
+  }
+  const content = read.bytes.toString('utf8');
+  return { path: read.path, content, size: read.bytes.length, mimeType: rev?.mimeType ?? 'text/plain', sha256: read.sha256, revision: rev?.revision ?? null };
+}
+
+/** The first `head` or last `tail` lines, joined by newlines (as the reference server answers them). */
+function lines(content: string, head?: number, tail?: number): string {
+  if (head === undefined && tail === undefined) return content;
+  const all = content.split('\n');
+  // A final newline ends the last line; it does not start another.
+  if (all.length > 1 && all.at(-1) === '') all.pop();
+  return (head !== undefined ? all.slice(0, head) : all.slice(Math.max(0, all.length - tail!))).join('\n');
+}
+
+export const readTextFile = defineTool({
+  name: 'read_text_file',
+  title: 'Read a text file',
+  description:
+    'Reads a UTF-8 text file of the workspace whole, or its first `head` or last `tail` lines (not both). With `revision`, that revision of the path ' +
+    '(list_revisions). Files over the read limit, or not UTF-8, are refused (FILE_TOO_LARGE, FILE_NOT_TEXT). The answer carries the sha256 and ' +
+    'revision of the whole file, for a later write_file or edit_file with `expectedSha256`.',
+  input: z.strictObject({
+    path: PathArg,
+    head: z.number().int().min(1).optional().describe('Only the first N lines'),
+    tail: z.number().int().min(1).optional().describe('Only the last N lines'),
+    revision: RevisionId.optional().describe('A revision id of the path (list_revisions); default: the current file'),
+  }),
+  output: z.object({ ...FileFacts, content: z.string() }),
+  annotations: READ_ONLY,
+  run: async ({ path, head, tail, revision }, ctx) => {
+    if (head !== undefined && tail !== undefined) throw errors.invalidArgument('give head or tail, not both', 'tail');
+    const file = await textFile(ctx, path, revision);
+    const content = lines(file.content, head, tail);
+    return { text: content, structured: { ...file, content } };
+  },
+});
+
+/** How a media file is shown: as an image, as audio, or as an embedded resource. */
+function mediaKind(mimeType: string): 'image' | 'audio' | 'resource' {
+  if (mimeType.startsWith('image/')) return 'image';
+  if (mimeType.startsWith('audio/')) return 'audio';
+  return 'resource';
+}
+
+export const readMediaFile = defineTool({
+  name: 'read_media_file',
+  title: 'Read an image or audio file',
+  description:
+    'Reads a file as base64: an image as image content, audio as audio content, anything else as an embedded resource blob. At most the read limit ' +
+    '(FILE_TOO_LARGE above it).',
+  input: z.strictObject({ path: PathArg }),
+  output: z.object({ ...FileFacts, kind: z.enum(['image', 'audio', 'resource']) }),
+  annotations: READ_ONLY,
+  run: async ({ path }, ctx) => {
+    const read = await readAny(ctx, path);
+    const rev = await revisionOf(ctx, read.path, read.sha256);
+    const mimeType = rev?.mimeType ?? 'application/octet-stream';
+    const kind = mediaKind(mimeType);
+    const data = read.bytes.toString('base64');
+    const facts = { path: read.path, size: read.bytes.length, mimeType, sha256: read.sha256, revision: rev?.revision ?? null, kind };
+    return {
+      text: `${read.path} (${mimeType}, ${read.bytes.length} bytes)`,
+      structured: facts,
+      content: [kind === 'resource' ? { type: 'resource', resource: { uri: fileUri(read.path), mimeType, blob: data } } : { type: kind, data, mimeType }],
+    };
+  },
+});
+
+export const readMultipleFiles = defineTool({
+  name: 'read_multiple_files',
+  title: 'Read several text files',
+  description:
+    'Reads up to 100 text files at once. One that fails (absent, too large, not text) does not fail the others: its entry carries `error` instead of ' +
+    '`content`.',
+  input: z.strictObject({ paths: z.array(PathArg).min(1).max(100) }),
+  output: z.object({
+    files: z.array(
+      z.object({
+        path: z.string(),
+        content: z.string().optional(),
+        size: z.number().int().optional(),
+        mimeType: z.string().optional(),
+        sha256: z.string().optional(),
+        revision: z.string().nullable().optional(),
+        error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }).optional(),
+      }),
+    ),
+  }),
+  annotations: READ_ONLY,
+  run: async ({ paths }, ctx) => {
+    const files = await Promise.all(
+      paths.map(async (path) => {
+        try {
+          return await textFile(ctx, path);
+        } catch (err) {
+          if (!isAppError(err) || err.code === 'INTERNAL') throw err;
+          return { path, error: toolError(err) };
+        }
+      }),
+    );
+    const text = files.map((f) => ('error' in f ? `${f.path}: Error - ${f.error.message}` : `${f.path}:\n${f.content}\n`)).join('\n---\n');
+    return { text, structured: { files } };
+  },
+});

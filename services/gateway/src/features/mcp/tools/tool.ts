@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import type { Logger } from '@workspace/platform';
+import type { FilesClient, ProjectsClient } from '../../../clients.js';
+import type { UploadSlots } from '../../../limits/upload-slots.js';
+import type { ObjectStore } from '../../../transfer/object-store.js';
+import type { UploadCall } from '../../../transfer/upload-session.js';
+
+/** What every tool may use: the services' clients, the store (bytes by presigned URL) and who calls. */
+export interface ToolContext {
+  files: FilesClient;
+  projects: ProjectsClient;
+  store: ObjectStore;
+  logger: Logger;
+  /** The user, the request id and the client's cancellation, passed to every service call. */
+  call: UploadCall;
+  /** MAX_CONCURRENT_UPLOADS, held by a write while it runs; absent: no limit. */
+  uploads?: UploadSlots | undefined;
+}
+
+/** A content block beyond the text one (an image, audio). */
+export type ExtraContent = { type: 'image' | 'audio'; data: string; mimeType: string } | { type: 'resource'; resource: { uri: string; mimeType: string; blob: string } };
+
+/** A tool's success: text for the model, the same as data for programs, and any media blocks. */
+export interface ToolOutput {
+  text: string;
+  structured: Record<string, unknown>;
+  /** Replaces the text block as the content when given (media); the text then goes after it. */
+  content?: ExtraContent[];
+}
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: false;
+}
+
+/** One tool of docs/api/mcp.md#tools: its schemas, its true annotations, and what it does. */
+export interface ToolDef<I extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  input: I;
+  /** The success's structuredContent; the error shape is added to the published schema. */
+  output: z.ZodObject;
+  annotations: ToolAnnotations;
+  run(args: z.output<I>, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+export function defineTool<I extends z.ZodObject>(tool: ToolDef<I>): ToolDef {
+  return tool as unknown as ToolDef;
+}
+
+export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+/** A workspace path as tools take it; the path rules themselves are the files service's. */
+export const PathArg = z.string().min(1).describe('An absolute workspace path under /files (docs/api/files.md#paths)');
+
+export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters');
+
+/** A file as reads and writes answer it. */
+export const FileFacts = {
+  path: z.string(),
+  size: z.number().int(),
+  mimeType: z.string(),
+  sha256: Sha256,
+  revision: z.string().nullable().describe('The revision id (rev_…) of these bytes; null when the file has no recorded revision'),
+};

@@ -1,0 +1,82 @@
+import { createTwoFilesPatch } from 'diff';
+import { z } from 'zod';
+import { AppError } from '@workspace/platform';
+import { readText, revisionOf, writeFile } from '../workspace.js';
+import { defineTool, FileFacts, PathArg, Sha256 } from './tool.js';
+
+const Written = z.object({ ...FileFacts });
+
+export const writeFileTool = defineTool({
+  name: 'write_file',
+  title: 'Write a file',
+  description:
+    'Creates a file, or replaces its content whole, with `content` as UTF-8; missing folders are created. With `expectedSha256` it commits only onto ' +
+    'a file with exactly those bytes (else PRECONDITION_FAILED with `details.currentSha256`, and nothing changes). The same rules as every upload: path ' +
+    'rules, the upload limit, the byte quota, concurrent uploads.',
+  input: z.strictObject({
+    path: PathArg,
+    content: z.string(),
+    expectedSha256: Sha256.optional().describe('Commit only if the file has exactly these bytes now (its sha256 from a read)'),
+  }),
+  output: Written,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  run: async ({ path, content, expectedSha256 }, ctx) => {
+    const stored = await writeFile(ctx, path, Buffer.from(content, 'utf8'), { ifMatch: expectedSha256 });
+    return {
+      text: `Successfully wrote to ${stored.path}`,
+      structured: { path: stored.path, size: Number(stored.size), mimeType: stored.mimeType, sha256: stored.sha256, revision: stored.revision },
+    };
+  },
+});
+
+/**
+ * Applies the edits in order to `text`; each `oldText` must occur exactly once in the text as
+ * the edits before it left it (EDIT_NOT_APPLICABLE with the edit's index otherwise).
+ */
+export function applyEdits(text: string, edits: readonly { oldText: string; newText: string }[]): string {
+  let out = text;
+  edits.forEach(({ oldText, newText }, edit) => {
+    const at = oldText === '' ? -1 : out.indexOf(oldText);
+    const again = at === -1 ? -1 : out.indexOf(oldText, at + 1);
+    if (at === -1 || again !== -1) {
+      const why = at === -1 ? 'is not in the file' : 'occurs more than once';
+      throw new AppError('EDIT_NOT_APPLICABLE', `edits[${edit}].oldText ${why}; it must occur exactly once`, { details: { edit: String(edit) } });
+    }
+    out = out.slice(0, at) + newText + out.slice(at + oldText.length);
+  });
+  return out;
+}
+
+export const editFileTool = defineTool({
+  name: 'edit_file',
+  title: 'Edit a text file',
+  description:
+    'Replaces text in a file: each edit\'s `oldText` must occur exactly once when it is applied (in order), else EDIT_NOT_APPLICABLE with ' +
+    '`details.edit` (its index) and nothing changes. Answers a git-style unified diff. The edits apply to the bytes read and are committed only onto ' +
+    'those same bytes (or onto `expectedSha256` when given): a concurrent change makes it fail with PRECONDITION_FAILED rather than be lost; read again ' +
+    'and retry. `dryRun` shows the diff without writing.',
+  input: z.strictObject({
+    path: PathArg,
+    edits: z.array(z.strictObject({ oldText: z.string().describe('Text to find; exactly once'), newText: z.string().describe('Its replacement') })).min(1),
+    dryRun: z.boolean().default(false).describe('Show the diff, change nothing'),
+    expectedSha256: Sha256.optional().describe('Edit only if the file has exactly these bytes (its sha256 from a read)'),
+  }),
+  output: z.object({ ...FileFacts, diff: z.string(), dryRun: z.boolean() }),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  run: async ({ path, edits, dryRun, expectedSha256 }, ctx) => {
+    const read = await readText(ctx, path);
+    if (expectedSha256 !== undefined && expectedSha256 !== read.sha256) {
+      throw new AppError('PRECONDITION_FAILED', `${read.path} does not have the expected bytes`, { details: { currentSha256: read.sha256 } });
+    }
+    const before = read.bytes.toString('utf8');
+    const after = applyEdits(before, edits);
+    const diff = createTwoFilesPatch(read.path, read.path, before, after, undefined, undefined, { context: 3 });
+    const text = `\`\`\`diff\n${diff}\`\`\`\n`;
+    if (dryRun) {
+      const rev = await revisionOf(ctx, read.path, read.sha256);
+      return { text, structured: { path: read.path, size: read.bytes.length, mimeType: rev?.mimeType ?? 'text/plain', sha256: read.sha256, revision: rev?.revision ?? null, diff, dryRun } };
+    }
+    const stored = await writeFile(ctx, read.path, Buffer.from(after, 'utf8'), { ifMatch: expectedSha256 ?? read.sha256 });
+    return { text, structured: { path: stored.path, size: Number(stored.size), mimeType: stored.mimeType, sha256: stored.sha256, revision: stored.revision, diff, dryRun } };
+  },
+});
