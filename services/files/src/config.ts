@@ -47,6 +47,8 @@ export const configSchema = serviceConfig({ grpc: 50052, metrics: 9466 }).extend
    * 10 GiB.
    */
   FILE_QUOTA_BYTES: env.positiveInt(10 * 1024 * MiB),
+  /** Checkpoints one user may keep (docs/api/files.md#checkpoints); one more → 403 QUOTA_EXCEEDED. */
+  MAX_CHECKPOINTS: env.positiveInt(100),
   /** Long polls of the changes feed waiting at once per replica; more answer at once. */
   CHANGES_MAX_WAITERS: env.positiveInt(512),
 });

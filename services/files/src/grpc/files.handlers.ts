@@ -1,6 +1,7 @@
 import { errors, requireUser, type AsyncService } from '@workspace/platform';
 import { EntryType, FilesServiceService, OnConflict, type FileEntry } from '@workspace/proto/workspace/files/v1/files';
 import type { Changes } from '../domain/changes.js';
+import type { CheckpointInfo, Checkpoints } from '../domain/checkpoints.js';
 import { entryJson, type Entry } from '../domain/entries.js';
 import type { Knowledge } from '../domain/knowledge.js';
 import type { Revisions } from '../domain/revisions.js';
@@ -49,6 +50,11 @@ export interface FilesHandlerDeps {
   changes: Changes;
   blobs: BlobStore;
   revisions: Revisions;
+  checkpoints: Checkpoints;
+}
+
+function checkpointProto(c: CheckpointInfo) {
+  return { checkpointId: c.checkpointId, path: c.path, label: c.label, createdAt: c.createdAt, files: c.files, bytes: c.bytes };
 }
 
 function toProto(e: Entry): FileEntry {
@@ -71,7 +77,7 @@ function conflictMode(value: OnConflict): ConflictMode {
 }
 
 export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof FilesServiceService>, 'openKnowledge' | 'stageKnowledge' | 'pinStagedKnowledge'> {
-  const { workspace, uploads, knowledge, changes, revisions } = deps;
+  const { workspace, uploads, knowledge, changes, revisions, checkpoints } = deps;
   return {
     listFiles: async function* (req, ctx) {
       const userId = requireUser(ctx);
@@ -122,7 +128,10 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
     },
     deleteFile: async (req, ctx) => workspace.delete(requireUser(ctx), req.path, req.recursive, req.permanent),
     moveFile: async (req, ctx) => workspace.move(requireUser(ctx), 'move', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict) }),
-    copyFile: async (req, ctx) => workspace.move(requireUser(ctx), 'copy', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict) }),
+    copyFile: async (req, ctx) =>
+      req.at
+        ? checkpoints.fork(requireUser(ctx), { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict), at: req.at })
+        : workspace.move(requireUser(ctx), 'copy', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict) }),
     getChangesCursor: async (req, ctx) => ({ cursor: await changes.cursor(requireUser(ctx), req.path) }),
     getChanges: async (req, ctx) => {
       const out = await changes.read(requireUser(ctx), req.cursor, req.limit || 1_000, req.timeoutMs, ctx.signal);
@@ -154,7 +163,23 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       const found = await revisions.trash(requireUser(ctx), req.path, req.recursive);
       for (let i = 0; i === 0 || i < found.entries.length; i += LIST_BATCH) yield { path: found.path, entries: found.entries.slice(i, i + LIST_BATCH) };
     },
-    getUsage: async (_req, ctx) => uploads.usage(requireUser(ctx)),
+    getUsage: async (_req, ctx) => {
+      const userId = requireUser(ctx);
+      const [files, held] = await Promise.all([uploads.usage(userId), checkpoints.usage(userId)]);
+      return { ...files, checkpoints: held.count, checkpointBytes: held.bytes, maxCheckpoints: held.limit };
+    },
+    createCheckpoint: async (req, ctx) => checkpointProto(await checkpoints.create(requireUser(ctx), req.path, req.label)),
+    listCheckpoints: async (req, ctx) => ({ checkpoints: (await checkpoints.list(requireUser(ctx), req.path)).map(checkpointProto) }),
+    getCheckpoint: async (req, ctx) => checkpointProto(await checkpoints.get(requireUser(ctx), req.checkpointId)),
+    deleteCheckpoint: async (req, ctx) => {
+      await checkpoints.delete(requireUser(ctx), req.checkpointId);
+      return {};
+    },
+    rewind: async (req, ctx) => {
+      const done = await checkpoints.rewind(requireUser(ctx), req.path, req.to);
+      ctx.logger.info({ restored: done.restored, removed: done.removed, checkpointId: done.checkpointId }, 'tree rewound');
+      return done;
+    },
     restoreFile: async (req, ctx) => {
       const userId = requireUser(ctx);
       if (req.recursive) {
