@@ -2,7 +2,7 @@ import { readEvents } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testNats } from './support/backends.js';
 import { q } from './support/files.js';
-import { download, ISO_MS, list, move, ok, put, read, sha256 } from './support/files-api.js';
+import { download, ISO_MS, move, ok, put, read, sha256 } from './support/files-api.js';
 import { startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
 
 let stack: Stack;
