@@ -36,13 +36,21 @@ local function under(p, dir)
   return dir == ROOT or p == dir or p:sub(1, #dir + 1) == dir .. '/'
 end
 
--- The files at or below path now: a list of {path, entry}.
+-- A checkpoint, a rewind or a fork is one script, and Redis serves nothing else while it runs:
+-- trees of more entries (files and folders, or paths with a history) are refused.
+local MAX_TREE = 50000
+local function tooLarge(set, path)
+  return redis.call('ZLEXCOUNT', set, '[' .. path .. '/', '(' .. path .. '0') > MAX_TREE
+end
+
+-- The files at or below path now: a list of {path, entry}; nil when there are more than MAX_TREE.
 local function filesNow(path)
   local out = {}
   if path ~= ROOT then
     local v = redis.call('HGET', E, path)
     if v then return { { path, v } } end
   end
+  if tooLarge(Z, path) then return nil end
   for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, '[' .. path .. '/', '(' .. path .. '0')) do
     local p, v = decode(m)
     if v then out[#out + 1] = { p, v } end
@@ -76,6 +84,7 @@ local function checkpoint(id, path, label, max)
   if count >= max then return nil, count end
   local h = ckKey(id)
   local seen, bytes, files = {}, 0, filesNow(path)
+  if not files then return nil, -1 end
   for _, f in ipairs(files) do
     redis.call('HSET', h, f[1], f[2])
     hold(f[1], f[2])
@@ -136,6 +145,7 @@ local function filesThen(path, mode, arg)
     return out
   end
   local t = tonumber(arg)
+  if tooLarge(HX, path) then return nil, { 'TREE_TOO_LARGE', path } end
   local paths = redis.call('ZRANGEBYLEX', HX, '[' .. path .. '/', '(' .. path .. '0')
   if path ~= ROOT and redis.call('ZSCORE', HX, path) then paths[#paths + 1] = path end
   for _, p in ipairs(paths) do
@@ -169,6 +179,7 @@ export const CREATE_CHECKPOINT = `${CK_PRELUDE}
 local path = ARGV[8]
 if path ~= ROOT and redis.call('HEXISTS', E, path) == 0 and not isdir(path) then return { 'FILE_NOT_FOUND', path } end
 local meta, count = checkpoint(ARGV[7], path, ARGV[9], tonumber(ARGV[10]))
+if count == -1 then return { 'TREE_TOO_LARGE', path } end
 if not meta then return { 'CHECKPOINT_QUOTA', tostring(count), ARGV[10] } end
 return { 'OK', meta }
 `;
@@ -201,6 +212,7 @@ end
 local wanted, refused = filesThen(path, ARGV[8], ARGV[9])
 if not wanted then return refused end
 local meta, count = checkpoint(ARGV[10], path, ARGV[11], tonumber(ARGV[12]))
+if count == -1 then return { 'TREE_TOO_LARGE', path } end
 if not meta then return { 'CHECKPOINT_QUOTA', tostring(count), ARGV[12] } end
 local restored, removed, unchanged = 0, 0, 0
 for _, f in ipairs(filesNow(path)) do

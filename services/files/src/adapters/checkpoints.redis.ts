@@ -5,6 +5,9 @@ import * as lua from './checkpoints.lua.js';
 import { refusal, type IndexKeys } from './index.redis.js';
 
 type Reply = (string | number | null)[];
+
+/** The most entries a checkpoint, rewind or fork works on in its one step (MAX_TREE in checkpoints.lua.ts). */
+export const MAX_TREE = 50_000;
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 
 const SCRIPTS = {
@@ -68,6 +71,7 @@ export class RedisCheckpointIndex implements CheckpointIndex {
 
   async create(userId: string, input: { checkpointId: string; path: string; label: string; max: number }): Promise<StoredCheckpoint> {
     const reply = await this.#write(userId, 'fsCreateCheckpoint', [input.checkpointId, input.path, input.label, input.max]);
+    past(reply);
     quota(reply);
     refusal(reply);
     return parse(input.checkpointId, String(reply[1]));
@@ -135,8 +139,9 @@ function quota(reply: Reply): void {
   if (reply[0] === 'CHECKPOINT_QUOTA') throw errors.quotaExceeded('MAX_CHECKPOINTS', Number(reply[2]), Number(reply[1]));
 }
 
-/** The refusals of a past state: an unknown checkpoint, or history that no longer reaches back. */
+/** The refusals of a past state: an unknown checkpoint, or history that no longer reaches back; a tree past the bound. */
 function past(reply: Reply): void {
+  if (reply[0] === 'TREE_TOO_LARGE') throw errors.invalidArgument(`the tree at ${String(reply[1])} has more than ${MAX_TREE} entries; take a folder below it`, 'path');
   if (reply[0] === 'CHECKPOINT_NOT_FOUND') throw errors.notFound('checkpoint', String(reply[1]));
   if (reply[0] === 'HISTORY_EXPIRED') throw errors.historyExpired(`the history of ${String(reply[1])}`);
 }
