@@ -161,8 +161,9 @@ function moveRoute(files: FilesClient, verb: 'move' | 'copy'): RouteDef {
       ...(move ? [] : (['CHECKPOINT_NOT_FOUND', 'HISTORY_EXPIRED'] as const)),
     ],
     handler: async ({ body, call }, res) => {
-      const at = 'at' in body && typeof body.at === 'string' ? { at: body.at } : {};
-      const request = { from: body.from, to: body.to, onConflict: CONFLICT_MODES[body.onConflict ?? 'error'], ...at };
+      // A fork (copy only): '' copies the tree as it is now.
+      const at = 'at' in body && typeof body.at === 'string' ? body.at : '';
+      const request = { from: body.from, to: body.to, onConflict: CONFLICT_MODES[body.onConflict ?? 'error'], at };
       const ctx = { ...call, deadlineMs: MOVE_DEADLINE_MS };
       const out = await (move ? files.moveFile(request, ctx) : files.copyFile(request, ctx));
       res.json({ success: true, from: out.from, path: out.path });
