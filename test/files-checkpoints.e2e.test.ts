@@ -242,7 +242,7 @@ describe('files — checkpoints', () => {
     const nats = await testNats();
     try {
       const mine = async () => (await readEvents(nats, { subject: 'files.>', since })).filter((e) => e.data.userId === u.sub && e.type === 'file.rewound');
-      await expect.poll(async () => (await mine()).length, { timeout: 10_000, interval: 200 }).toBe(1);
+      await expect.poll(async () => (await mine()).length, { timeout: 30_000, interval: 300 }).toBe(1);
       expect((await mine())[0]!.data).toEqual({ userId: u.sub, path: '/files/w', to: checkpointId, checkpointId: res.body.checkpointId, restored: 4, removed: 0, unchanged: 0 });
     } finally {
       await nats.close();
