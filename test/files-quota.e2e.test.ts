@@ -27,6 +27,7 @@ afterAll(async () => {
 
 interface Usage {
   files: { count: number; bytes: number; quotaBytes: number };
+  checkpoints: { count: number; bytes: number; limit: number };
   agents: { count: number; limit: number };
 }
 
@@ -201,7 +202,7 @@ describe('usage — GET /v1/usage', () => {
     const u = await stack.user();
     const start = await usage(u);
     // The first request made Home and its context file.
-    expect(start).toEqual({ files: { count: 1, bytes: start.files.bytes, quotaBytes: QUOTA }, agents: { count: 0, limit: MAX_AGENTS } });
+    expect(start).toEqual({ files: { count: 1, bytes: start.files.bytes, quotaBytes: QUOTA }, checkpoints: { count: 0, bytes: 0, limit: 100 }, agents: { count: 0, limit: MAX_AGENTS } });
     expect(start.files.bytes).toBeGreaterThan(0);
     await put(stack, u, '/files/u/a.bin', Buffer.alloc(1000, 1));
     expect((await usage(u)).files).toMatchObject({ count: 2, bytes: start.files.bytes + 1000 });

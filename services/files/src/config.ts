@@ -54,6 +54,8 @@ export const configSchema = serviceConfig({ grpc: 50052, metrics: 9466 }).extend
   SEARCH_MAX_FILE_BYTES: env.positiveInt(MiB),
   /** Objects one search reads from the store at once (docs/api/files.md#search). */
   SEARCH_READ_CONCURRENCY: env.positiveInt(16),
+  /** Checkpoints one user may keep (docs/api/files.md#checkpoints); one more → 403 QUOTA_EXCEEDED. */
+  MAX_CHECKPOINTS: env.positiveInt(100),
   /** Long polls of the changes feed waiting at once per replica; more answer at once. */
   CHANGES_MAX_WAITERS: env.positiveInt(512),
 });

@@ -2,6 +2,8 @@ import { defineService, withUnavailableErrors } from '@workspace/platform';
 import { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
 import { createS3Client, ensureAbortRule, ensureBucket, MinioBlobStore, type S3Settings } from './adapters/blobs.minio.js';
 import { RedisChangesLog } from './adapters/changes.redis.js';
+import { RedisCheckpointIndex } from './adapters/checkpoints.redis.js';
+import { Checkpoints } from './domain/checkpoints.js';
 import { IndexKeys, RedisFileIndex } from './adapters/index.redis.js';
 import { migrateOldLayout } from './adapters/migration.js';
 import { RedisContentSummaries } from './adapters/summaries.redis.js';
@@ -70,9 +72,11 @@ export const filesService = defineService({
       },
       consumerGroup(s3.bucket),
     );
+    const checkpointIndex = new RedisCheckpointIndex({ redis, keys, outbox: ctx.events.outbox, keepRevisions: config.FILE_REVISIONS, retentionMs: retentionMsOf(config.FILE_REVISION_DAYS) });
+    const checkpoints = new Checkpoints({ index: withUnavailableErrors(checkpointIndex, 'Redis'), maxCheckpoints: config.MAX_CHECKPOINTS, retentionMs: retentionMsOf(config.FILE_REVISION_DAYS) });
     const transfer = new KnowledgeTransfer({ index: withUnavailableErrors(rawIndex, 'Redis'), uploads, blobs, pendingMs: config.UPLOAD_PENDING_MS });
     const summaries = withUnavailableErrors(new RedisContentSummaries({ redis, keys }), 'Redis');
     const search = new Search({ index, blobs, summaries, cursors, logger, maxFileBytes: config.SEARCH_MAX_FILE_BYTES, concurrency: config.SEARCH_READ_CONCURRENCY });
-    ctx.serve(FilesServiceService, { ...filesHandlers({ workspace, uploads, knowledge, changes, blobs, search, revisions: new Revisions({ index }) }), ...knowledgeTransferHandlers(transfer) });
+    ctx.serve(FilesServiceService, { ...filesHandlers({ workspace, uploads, knowledge, changes, blobs, search, revisions: new Revisions({ index }), checkpoints }), ...knowledgeTransferHandlers(transfer) });
   },
 });

@@ -85,6 +85,7 @@ export const errors = {
     new AppError('QUOTA_EXCEEDED', `the quota ${quota} of ${limit} is reached; delete something first`, {
       details: { quota, limit: String(limit), used: String(used) },
     }),
+  historyExpired: (what: string) => new AppError('HISTORY_EXPIRED', `${what} is older than the retained history (FILE_REVISION_DAYS)`),
   cursorExpired: () => new AppError('CURSOR_EXPIRED', 'the cursor is older than the retained history; list again and take a new cursor'),
   unavailable: (what: string, cause?: unknown) =>
     new AppError('UNAVAILABLE', `${what} is unavailable; retry later`, { cause }),

@@ -51,6 +51,19 @@ export const EVENT_DATA = {
   'file.deleted': z.object({ userId: z.string().min(1), path: z.string(), kind: entryKind.optional() }),
   /** A file or a directory moved (renamed) from `from` to `path`. */
   'file.moved': z.object({ userId: z.string().min(1), from: z.string(), path: z.string(), kind: entryKind }),
+  /**
+   * The tree at `path` made what it was at `to` (a checkpoint id or a time), in one step; the
+   * counts as the rewind answered, and `checkpointId` the checkpoint taken just before (its undo).
+   */
+  'file.rewound': z.object({
+    userId: z.string().min(1),
+    path: z.string(),
+    to: z.string(),
+    checkpointId: z.string(),
+    restored: z.number().int(),
+    removed: z.number().int(),
+    unchanged: z.number().int(),
+  }),
 } as const;
 
 export type EventType = keyof typeof EVENT_DATA;

@@ -281,6 +281,12 @@ end
 local function history(p)
   return P .. 'h:' .. p
 end
+-- Notes that a file or folder left p now, for "what was at P at time T" (checkpoints.lua.ts).
+local function movedAway(p)
+  local m = p .. '\\0' .. string.format('%015d', NOW)
+  redis.call('ZADD', P .. 'mvs', 0, m)
+  redis.call('ZADD', P .. 'mvst', NOW, m)
+end
 -- An entry's fields: size, mtime, sha256, key, revision.
 local function entryOf(v)
   return v:match('^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
@@ -345,7 +351,8 @@ local function revisionAt(p, want)
   end
   local v = redis.call('HGET', E, p)
   if v and field(v, 5) == want then return v end
-  return nil
+  -- A revision a checkpoint names outlives the history's trimming (checkpoints.lua.ts).
+  return redis.call('HGET', P .. 'kr:' .. p, want) or nil
 end
 `;
 
@@ -599,6 +606,7 @@ end
 local v = src and redis.call('HGET', E, to) or nil
 if op == 'move' then
   redis.call('ZADD', MV, NOW, from)
+  movedAway(from)
   log('moved', kind, to, from, v)
   emit(ARGV[12], 'file.moved', to, { userId = ARGV[13], from = from, path = to, kind = kind })
 else

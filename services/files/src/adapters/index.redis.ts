@@ -367,7 +367,7 @@ export class RedisFileIndex implements FileIndex {
 }
 
 /** Throws the refusal a script answered, if any. */
-function refusal(reply: Reply): void {
+export function refusal(reply: Reply): void {
   const [code, path = '', why = ''] = reply.map(String);
   switch (code) {
     case 'OK':

@@ -208,6 +208,10 @@ export const RETAIN = `${PRELUDE}
 local cutoff, budget = tonumber(ARGV[7]), tonumber(ARGV[8])
 -- Moves older than the cutoff no longer decide anything.
 redis.call('ZREMRANGEBYSCORE', MV, '-inf', cutoff)
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', P .. 'mvst', '-inf', cutoff, 'LIMIT', 0, 10000)) do
+  redis.call('ZREM', P .. 'mvs', m)
+  redis.call('ZREM', P .. 'mvst', m)
+end
 -- When a file at p, or a folder above it, was last moved away (0: not since the cutoff).
 local function movedAt(p)
   local at, a = 0, p

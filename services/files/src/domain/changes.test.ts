@@ -21,4 +21,12 @@ describe('changes scope', () => {
     expect(scoped(change({ type: 'created', kind: 'directory', path: '/files/b' }), '/files/b/c')).toMatchObject({ type: 'created', kind: 'directory', path: '/files/b/c' });
     expect(scoped(change({ type: 'created', kind: 'file', path: '/files/b' }), '/files/b/c')).toBeUndefined();
   });
+
+  it('changes scope — a rewind is one `rewound` change at its path, seen at or below it, and at the watched path from below', () => {
+    const rewound = change({ type: 'rewound', kind: 'directory', path: '/files/w' });
+    expect(scoped(rewound, '/files')).toEqual({ type: 'rewound', kind: 'directory', path: '/files/w', at: new Date(at).toISOString() });
+    expect(scoped(rewound, '/files/w')).toMatchObject({ type: 'rewound', path: '/files/w' });
+    expect(scoped(rewound, '/files/w/sub')).toMatchObject({ type: 'rewound', kind: 'directory', path: '/files/w/sub' });
+    expect(scoped(rewound, '/files/other')).toBeUndefined();
+  });
 });

@@ -12,7 +12,7 @@ const SCAN_BUDGET = 50_000;
 
 /** A change as the API shows it (docs/api/files.md#changes). */
 export interface Change {
-  type: 'created' | 'updated' | 'deleted' | 'moved';
+  type: 'created' | 'updated' | 'deleted' | 'moved' | 'rewound';
   kind: 'file' | 'directory';
   path: string;
   from?: string;
@@ -105,6 +105,8 @@ export function scoped(c: LoggedChange, dir: string): Change | undefined {
     return undefined;
   }
   if (within(c.path, dir)) return { type: c.type, ...base, path: c.path, ...(c.type === 'deleted' ? {} : content) };
+  // A rewind of a folder above the path (docs/api/files.md#rewind): the path's tree may have changed whole.
+  if (c.type === 'rewound' && within(dir, c.path)) return { type: 'rewound', ...base, kind: 'directory', path: dir };
   // The directory holding the cursor's path was deleted: so was the path.
   if (c.type === 'deleted' && within(dir, c.path)) return { type: 'deleted', ...base, kind: 'directory', path: dir };
   // A directory copied over the path's place: whatever it brought there is new (the client lists it).

@@ -141,7 +141,7 @@ export interface ChangesLog {
 
 export interface LoggedChange {
   id: string;
-  type: 'created' | 'updated' | 'deleted' | 'moved';
+  type: 'created' | 'updated' | 'deleted' | 'moved' | 'rewound';
   kind: 'file' | 'directory';
   path: string;
   from?: string;
@@ -159,4 +159,39 @@ export interface ContentSummaries {
   get(userId: string, keys: readonly string[]): Promise<(Uint8Array | undefined)[]>;
   /** Keeps the summary of an object that something still references (else nothing is kept). */
   put(userId: string, key: string, summary: Uint8Array): Promise<void>;
+}
+
+/** A checkpoint as the index keeps it (docs/api/files.md#checkpoints); createdAt in ms. */
+export interface StoredCheckpoint {
+  checkpointId: string;
+  path: string;
+  label: string;
+  createdAt: number;
+  files: number;
+  bytes: number;
+}
+
+/** A past state of a tree: a checkpoint's, or the one at a time (ms) from the histories. */
+export type PastState = { checkpointId: string } | { at: number };
+
+/**
+ * Checkpoints, rewind and fork over the index (docs/api/files.md#checkpoints): each one atomic
+ * step of O(N) index work for a tree of N files, no byte copied. Refusals are the contract's
+ * errors; NOT_COVERED (a checkpoint of a path that is not at or above the one asked) comes back
+ * as `{ notCovered: true }` so that the caller names its own field.
+ */
+export interface CheckpointIndex {
+  create(userId: string, input: { checkpointId: string; path: string; label: string; max: number }): Promise<StoredCheckpoint>;
+  get(userId: string, checkpointId: string): Promise<StoredCheckpoint | undefined>;
+  /** Newest first, at or below `path`. */
+  list(userId: string, path: string): Promise<StoredCheckpoint[]>;
+  /** false when there was none. */
+  delete(userId: string, checkpointId: string): Promise<boolean>;
+  rewind(
+    userId: string,
+    input: { path: string; state: PastState; checkpointId: string; label: string; max: number; event: string; to: string },
+  ): Promise<{ notCovered: true } | { notCovered: false; restored: number; removed: number; unchanged: number }>;
+  fork(userId: string, input: { from: string; to: string; mode: ConflictMode; uuidPath: string; state: PastState; event: string }): Promise<{ notCovered: true } | { notCovered: false; path: string; kind: 'file' | 'directory' }>;
+  /** How many checkpoints the user has, and the bytes of the distinct contents they hold. */
+  usage(userId: string): Promise<{ count: number; bytes: number }>;
 }

@@ -1,6 +1,7 @@
 import { errors, requireUser, type AsyncService } from '@workspace/platform';
 import { EntryType, FilesServiceService, OnConflict, type FileEntry } from '@workspace/proto/workspace/files/v1/files';
 import type { Changes } from '../domain/changes.js';
+import type { CheckpointInfo, Checkpoints } from '../domain/checkpoints.js';
 import { entryJson, type Entry } from '../domain/entries.js';
 import type { Knowledge } from '../domain/knowledge.js';
 import type { Revisions } from '../domain/revisions.js';
@@ -51,6 +52,11 @@ export interface FilesHandlerDeps {
   blobs: BlobStore;
   revisions: Revisions;
   search: Search;
+  checkpoints: Checkpoints;
+}
+
+function checkpointProto(c: CheckpointInfo) {
+  return { checkpointId: c.checkpointId, path: c.path, label: c.label, createdAt: c.createdAt, files: c.files, bytes: c.bytes };
 }
 
 function toProto(e: Entry): FileEntry {
@@ -73,7 +79,7 @@ function conflictMode(value: OnConflict): ConflictMode {
 }
 
 export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof FilesServiceService>, 'openKnowledge' | 'stageKnowledge' | 'pinStagedKnowledge'> {
-  const { workspace, uploads, knowledge, changes, revisions, search } = deps;
+  const { workspace, uploads, knowledge, changes, revisions, search, checkpoints } = deps;
   return {
     listFiles: async function* (req, ctx) {
       const userId = requireUser(ctx);
@@ -136,7 +142,9 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
     moveFile: async (req, ctx) =>
       workspace.move(requireUser(ctx), 'move', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict), ifMatch: req.ifMatchSha256, ifMatchTo: req.ifMatchToSha256 }),
     copyFile: async (req, ctx) =>
-      workspace.move(requireUser(ctx), 'copy', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict), ifMatch: req.ifMatchSha256, ifMatchTo: req.ifMatchToSha256 }),
+      req.at
+        ? checkpoints.fork(requireUser(ctx), { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict), at: req.at })
+        : workspace.move(requireUser(ctx), 'copy', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict), ifMatch: req.ifMatchSha256, ifMatchTo: req.ifMatchToSha256 }),
     createDirectory: async (req, ctx) => {
       const out = await workspace.createDirectory(requireUser(ctx), req.path);
       if (out.created) ctx.logger.info('directory created');
@@ -173,7 +181,23 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       const found = await revisions.trash(requireUser(ctx), req.path, req.recursive);
       for (let i = 0; i === 0 || i < found.entries.length; i += LIST_BATCH) yield { path: found.path, entries: found.entries.slice(i, i + LIST_BATCH) };
     },
-    getUsage: async (_req, ctx) => uploads.usage(requireUser(ctx)),
+    getUsage: async (_req, ctx) => {
+      const userId = requireUser(ctx);
+      const [files, held] = await Promise.all([uploads.usage(userId), checkpoints.usage(userId)]);
+      return { ...files, checkpoints: held.count, checkpointBytes: held.bytes, maxCheckpoints: held.limit };
+    },
+    createCheckpoint: async (req, ctx) => checkpointProto(await checkpoints.create(requireUser(ctx), req.path, req.label)),
+    listCheckpoints: async (req, ctx) => ({ checkpoints: (await checkpoints.list(requireUser(ctx), req.path)).map(checkpointProto) }),
+    getCheckpoint: async (req, ctx) => checkpointProto(await checkpoints.get(requireUser(ctx), req.checkpointId)),
+    deleteCheckpoint: async (req, ctx) => {
+      await checkpoints.delete(requireUser(ctx), req.checkpointId);
+      return {};
+    },
+    rewind: async (req, ctx) => {
+      const done = await checkpoints.rewind(requireUser(ctx), req.path, req.to);
+      ctx.logger.info({ restored: done.restored, removed: done.removed, checkpointId: done.checkpointId }, 'tree rewound');
+      return done;
+    },
     searchFiles: async (req, ctx) => {
       const found = await search.search(requireUser(ctx), { path: req.path, q: req.q, regex: req.regex, caseSensitive: req.caseSensitive, glob: req.glob, limit: req.limit, cursor: req.cursor }, ctx.signal);
       return { path: found.path, matches: found.matches, cursor: found.cursor ?? '', hasMore: found.cursor !== undefined, filesSearched: found.filesSearched };

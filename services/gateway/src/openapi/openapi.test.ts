@@ -30,7 +30,7 @@ describe('openapi — limits', () => {
   });
 
   it('openapi — creating POSTs declare Idempotency-Key and 422 IDEMPOTENCY_KEY_REUSED; others do not', () => {
-    const idempotent = ['createProject', 'createAgent', 'createChat', 'createSchedule', 'createTrigger', 'copyFile', 'createWebhook', 'importAgent'];
+    const idempotent = ['createProject', 'createAgent', 'createChat', 'createSchedule', 'createTrigger', 'copyFile', 'createWebhook', 'importAgent', 'createCheckpoint'];
     for (const op of operations) {
       const declares = (op.parameters ?? []).some((p) => p.name === 'Idempotency-Key' && p.in === 'header');
       expect(declares, op.operationId).toBe(idempotent.includes(op.operationId));

@@ -63,9 +63,11 @@ describe('files routes', () => {
     const client = { moveFile: answer, copyFile: answer };
     expect(await run(client, 'moveFile', { body: { from: '/files/a/', to: '/files/b.txt' } })).toEqual({ success: true, from: '/files/a', path: '/files/b-1.txt' });
     await run(client, 'copyFile', { body: { from: '/files/a', to: '/files/b.txt', onConflict: 'uuid' } });
+    await run(client, 'copyFile', { body: { from: '/files/a', to: '/files/c', at: 'ckp_00000000000000000000000000000000' } });
     expect(seen).toEqual([
-      { from: '/files/a/', to: '/files/b.txt', onConflict: OnConflict.ON_CONFLICT_ERROR },
-      { from: '/files/a', to: '/files/b.txt', onConflict: OnConflict.ON_CONFLICT_UUID },
+      { from: '/files/a/', to: '/files/b.txt', onConflict: OnConflict.ON_CONFLICT_ERROR, at: '' },
+      { from: '/files/a', to: '/files/b.txt', onConflict: OnConflict.ON_CONFLICT_UUID, at: '' },
+      { from: '/files/a', to: '/files/c', onConflict: OnConflict.ON_CONFLICT_ERROR, at: 'ckp_00000000000000000000000000000000' },
     ]);
   });
 

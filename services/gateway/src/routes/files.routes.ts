@@ -11,6 +11,8 @@ import { exportRoute } from './export.route.js';
 
 import { revisionsRoutes } from './revisions.routes.js';
 import { searchRoutes } from './search.routes.js';
+import { checkpointsRoutes } from './checkpoints.routes.js';
+import { CopyBody } from '../schemas/checkpoints.schemas.js';
 import { defineRoute, type RouteDef } from './route.js';
 import { uploadRoute } from './upload.route.js';
 import * as ex from './examples/files.examples.js';
@@ -97,6 +99,7 @@ export function filesRoutes(deps: FilesRouteDeps): RouteDef[] {
     ...changesRoutes(files),
     ...revisionsRoutes(files),
     ...searchRoutes(files),
+    ...checkpointsRoutes(files),
     exportRoute(files, deps.projects, deps.store, deps.logger),
   ];
 }
@@ -150,7 +153,8 @@ function moveRoute(files: FilesClient, verb: 'move' | 'copy'): RouteDef {
     description:
       (move
         ? 'Atomic and index-only: no listing, read or export ever sees both trees or neither, and its cost does not grow with file sizes. A case-only rename works. '
-        : 'The copy shares bytes with its source (no byte is copied); the two are independent files from then on. ') +
+        : 'The copy shares bytes with its source (no byte is copied); the two are independent files from then on. With `at` (a checkpoint id or a ' +
+          'time) it is a fork: the copy is of the tree at `from` as it was then, also when `from` no longer exists (docs/api/files.md#fork). ') +
       'A file onto an existing file follows `onConflict`; a directory never merges or replaces (409 PATH_CONFLICT whatever `onConflict` says), and nothing ' +
       'goes onto a directory or under a file. A file\'s mimeType follows its new name. `If-Match: "<sha256>"` guards `from` and `ifMatchTo` the file at ' +
       '`to` (which it then replaces whatever `onConflict` says): 412 PRECONDITION_FAILED when one does not hold, and nothing changes.',
@@ -158,16 +162,28 @@ function moveRoute(files: FilesClient, verb: 'move' | 'copy'): RouteDef {
     requestHeaders: [FILE_IF_MATCH],
     // A copy creates files; a move only renames (repeating one that succeeded → 404 for the source).
     idempotent: !move,
-    body: MoveBody,
+    body: move ? MoveBody : CopyBody,
     example: { body: ex.moveBody, response: ex.moveResult },
     responses: { 200: { description: move ? 'Moved' : 'Copied', schema: MoveResult } },
-    errors: [...FILE_ERRORS, 'FILE_NOT_FOUND', 'FILE_EXISTS', 'PATH_CONFLICT', 'PRECONDITION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+    errors: [
+      ...FILE_ERRORS,
+      'FILE_NOT_FOUND',
+      'FILE_EXISTS',
+      'PATH_CONFLICT',
+      'PRECONDITION_FAILED',
+      'PAYLOAD_TOO_LARGE',
+      'UNSUPPORTED_MEDIA_TYPE',
+      ...(move ? [] : (['CHECKPOINT_NOT_FOUND', 'HISTORY_EXPIRED'] as const)),
+    ],
     handler: async ({ body, call, req }, res) => {
       const ifMatch = parseFileIfMatch(req.get('if-match'));
+      // A fork (copy only): '' copies the tree as it is now.
+      const at = 'at' in body && typeof body.at === 'string' ? body.at : '';
       const request = {
         from: body.from,
         to: body.to,
         onConflict: CONFLICT_MODES[body.onConflict ?? 'error'],
+        at,
         ...(ifMatch !== undefined && { ifMatchSha256: ifMatch }),
         ...(body.ifMatchTo !== undefined && { ifMatchToSha256: body.ifMatchTo }),
       };

@@ -25,7 +25,7 @@ export const ChangesQuery = z
 
 export const Change = z
   .object({
-    type: z.enum(['created', 'updated', 'deleted', 'moved']),
+    type: z.enum(['created', 'updated', 'deleted', 'moved', 'rewound']).describe('`rewound`: the tree at `path` was rewound (docs/api/files.md#rewind); list it again'),
     kind: z.enum(['file', 'directory']),
     path: z.string().describe('The path after the change (the old path for `deleted`)'),
     from: z.string().optional().describe('`moved` only: the old path'),

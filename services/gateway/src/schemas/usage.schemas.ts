@@ -9,6 +9,13 @@ export const Usage = z
         quotaBytes: z.number().int().describe('FILE_QUOTA_BYTES: the most `bytes` may reach'),
       })
       .strict(),
+    checkpoints: z
+      .object({
+        count: z.number().int().describe('Checkpoints the user has (docs/api/files.md#checkpoints)'),
+        bytes: z.number().int().describe('Bytes of the distinct contents they hold, each once; already part of `files.bytes`, not in addition to it'),
+        limit: z.number().int().describe('MAX_CHECKPOINTS: the most the user may have'),
+      })
+      .strict(),
     agents: z
       .object({
         count: z.number().int().describe('Agents the user has'),
@@ -19,5 +26,5 @@ export const Usage = z
   .strict()
   .meta({
     id: 'Usage',
-    examples: [{ files: { count: 42, bytes: 1_048_576, quotaBytes: 10_737_418_240 }, agents: { count: 3, limit: 1000 } }],
+    examples: [{ files: { count: 42, bytes: 1_048_576, quotaBytes: 10_737_418_240 }, checkpoints: { count: 2, bytes: 524_288, limit: 100 }, agents: { count: 3, limit: 1000 } }],
   });

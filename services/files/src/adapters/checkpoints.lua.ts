@@ -1,0 +1,303 @@
+/**
+ * The Lua of checkpoints, rewind and fork (docs/api/files.md#checkpoints, #rewind, #fork), on the
+ * index's prelude and key layout (see index.lua.ts). Their own keys, under the same prefix P:
+ *
+ *   P ckm        HASH   checkpoint id → its JSON {path, label, createdAt, files, bytes}
+ *   P ckl        ZSET   checkpoint id → a sequence number (newest first = highest)
+ *   P ckseq      STRING the last sequence number
+ *   P ck:<id>    HASH   file path → its entry then ("size|mtimeMs|sha256|objectKey|revision")
+ *   P kr:<path>  HASH   revision → entry: the revisions of <path> some checkpoint names, so that a
+ *                       revision trimmed from the path's history (FILE_REVISIONS, FILE_REVISION_DAYS)
+ *                       can still be read and restored while a checkpoint names it
+ *   P krn        HASH   "<path>\0<revision>" → how many checkpoints name it
+ *   P cko        HASH   object key → how many checkpoint entries reference it
+ *   P ckb        STRING bytes of the objects in cko, each once (what checkpoints hold, for usage)
+ *   P mvs        ZSET   "<path>\0<15-digit ms>" score 0: each time a file or folder was moved away
+ *                       from <path> (lex ranges: "was it moved away between t1 and t2")
+ *   P mvst       ZSET   the same members scored by the time (trimmed by the retention by age)
+ *
+ * Every entry of a checkpoint holds a reference to its object, so its bytes are never reclaimed
+ * while the checkpoint exists, and count once toward the usage (P used counts objects, not
+ * references).
+ *
+ * "What was at P at time T" comes from the histories (P h:<path>): the newest record pushed at or
+ * before T; a deletion there, or a move away from the path (or a folder above it) after that record,
+ * means no file then.
+ */
+import { PRELUDE } from './index.lua.js';
+
+/** Helpers shared by the scripts below. ARGV[1..6] as every index script. */
+const CK_PRELUDE = `${PRELUDE}
+local CKM, CKL, KRN, CKO, CKB = P .. 'ckm', P .. 'ckl', P .. 'krn', P .. 'cko', P .. 'ckb'
+local MVS = P .. 'mvs'
+local function ckKey(id) return P .. 'ck:' .. id end
+local function keptKey(p) return P .. 'kr:' .. p end
+local function under(p, dir)
+  return dir == ROOT or p == dir or p:sub(1, #dir + 1) == dir .. '/'
+end
+
+-- A checkpoint, a rewind or a fork is one script, and Redis serves nothing else while it runs:
+-- trees of more entries (files and folders, or paths with a history) are refused.
+local MAX_TREE = 50000
+local function tooLarge(set, path)
+  return redis.call('ZLEXCOUNT', set, '[' .. path .. '/', '(' .. path .. '0') > MAX_TREE
+end
+
+-- The files at or below path now: a list of {path, entry}; nil when there are more than MAX_TREE.
+local function filesNow(path)
+  local out = {}
+  if path ~= ROOT then
+    local v = redis.call('HGET', E, path)
+    if v then return { { path, v } } end
+  end
+  if tooLarge(Z, path) then return nil end
+  for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, '[' .. path .. '/', '(' .. path .. '0')) do
+    local p, v = decode(m)
+    if v then out[#out + 1] = { p, v } end
+  end
+  return out
+end
+
+-- A checkpoint's entry: the revision stays readable and its bytes referenced.
+local function hold(p, v)
+  local size, _, sha, key, rev = entryOf(v)
+  if redis.call('HINCRBY', KRN, p .. '\\0' .. rev, 1) == 1 then redis.call('HSET', keptKey(p), rev, v) end
+  if redis.call('HINCRBY', CKO, key, 1) == 1 then redis.call('INCRBY', CKB, size) end
+  ref(key, size, sha)
+end
+local function unhold(p, v)
+  local size, _, _, key, rev = entryOf(v)
+  if redis.call('HINCRBY', KRN, p .. '\\0' .. rev, -1) <= 0 then
+    redis.call('HDEL', KRN, p .. '\\0' .. rev)
+    redis.call('HDEL', keptKey(p), rev)
+  end
+  if redis.call('HINCRBY', CKO, key, -1) <= 0 then
+    redis.call('HDEL', CKO, key)
+    if redis.call('DECRBY', CKB, size) <= 0 then redis.call('DEL', CKB) end
+  end
+  unref(key)
+end
+
+-- Takes a checkpoint of the tree at path. → its JSON, or nil and the count when there are max.
+local function checkpoint(id, path, label, max)
+  local count = redis.call('HLEN', CKM)
+  if count >= max then return nil, count end
+  local h = ckKey(id)
+  local seen, bytes, files = {}, 0, filesNow(path)
+  if not files then return nil, -1 end
+  for _, f in ipairs(files) do
+    redis.call('HSET', h, f[1], f[2])
+    hold(f[1], f[2])
+    local size, _, sha = entryOf(f[2])
+    if not seen[sha] then
+      seen[sha] = true
+      bytes = bytes + tonumber(size)
+    end
+  end
+  local meta = cjson.encode({ path = path, label = label, createdAt = NOW, files = #files, bytes = bytes })
+  redis.call('HSET', CKM, id, meta)
+  redis.call('ZADD', CKL, redis.call('INCR', P .. 'ckseq'), id)
+  return meta
+end
+
+local function pad(t) return string.format('%015d', t) end
+-- Whether a file or folder was moved away from p, or from a folder above it, after \`from\` and at
+-- or before \`to\` (ms).
+local function leftBetween(p, from, to)
+  local a = p
+  while a ~= ROOT do
+    local lo, hi = '(' .. a .. '\\0' .. pad(from), '[' .. a .. '\\0' .. pad(to)
+    if #redis.call('ZRANGEBYLEX', MVS, lo, hi, 'LIMIT', 0, 1) > 0 then return true end
+    a = split(a)
+  end
+  return false
+end
+
+-- The entry of the file at p at time t, or nil; true as the second value when p's history no
+-- longer reaches back to t (FILE_REVISIONS records were pushed since).
+local function fileAt(p, t)
+  local records = redis.call('LRANGE', history(p), 0, -1)
+  for _, r in ipairs(records) do
+    local rev, deleted, mtime, size, sha, key, at = recordOf(r)
+    at = tonumber(at)
+    if at <= t then
+      if deleted == '1' or leftBetween(p, at, t) then return nil end
+      return size .. '|' .. mtime .. '|' .. sha .. '|' .. key .. '|' .. rev
+    end
+  end
+  if #records >= KEEP_REVS then return nil, true end
+  return nil
+end
+
+-- The files at or below path as they were: at checkpoint id (mode 'ck') or at time t (mode 'at').
+-- → a map path → entry, or nil and a refusal.
+local function filesThen(path, mode, arg)
+  local out = {}
+  if mode == 'ck' then
+    local meta = redis.call('HGET', CKM, arg)
+    if not meta then return nil, { 'CHECKPOINT_NOT_FOUND', arg } end
+    local taken = cjson.decode(meta).path
+    if not under(path, taken) then return nil, { 'NOT_COVERED', taken } end
+    local all = redis.call('HGETALL', ckKey(arg))
+    for i = 1, #all, 2 do
+      if under(all[i], path) then out[all[i]] = all[i + 1] end
+    end
+    return out
+  end
+  local t = tonumber(arg)
+  if tooLarge(HX, path) then return nil, { 'TREE_TOO_LARGE', path } end
+  local paths = redis.call('ZRANGEBYLEX', HX, '[' .. path .. '/', '(' .. path .. '0')
+  if path ~= ROOT and redis.call('ZSCORE', HX, path) then paths[#paths + 1] = path end
+  for _, p in ipairs(paths) do
+    local v, lost = fileAt(p, t)
+    if lost then return nil, { 'HISTORY_EXPIRED', p } end
+    if v then out[p] = v end
+  end
+  return out
+end
+
+-- A new entry with the content of entry v (its bytes, a reference more), written now.
+local function again(v)
+  local size, _, sha, key = entryOf(v)
+  ref(key, size, sha)
+  return size .. '|' .. NOW .. '|' .. sha .. '|' .. key .. '|' .. nextRev()
+end
+
+-- Stores a file at a path that holds none (nothing in the way).
+local function place(p, v)
+  redis.call('HSET', E, p, v)
+  attach(p, v)
+  written(p, nil, v)
+end
+`;
+
+/**
+ * Takes a checkpoint: ARGV[7] id, [8] path, [9] label, [10] the most checkpoints a user may have.
+ * → {'OK', json} or {'FILE_NOT_FOUND', path} or {'CHECKPOINT_QUOTA', count, max}.
+ */
+export const CREATE_CHECKPOINT = `${CK_PRELUDE}
+local path = ARGV[8]
+if path ~= ROOT and redis.call('HEXISTS', E, path) == 0 and not isdir(path) then return { 'FILE_NOT_FOUND', path } end
+local meta, count = checkpoint(ARGV[7], path, ARGV[9], tonumber(ARGV[10]))
+if count == -1 then return { 'TREE_TOO_LARGE', path } end
+if not meta then return { 'CHECKPOINT_QUOTA', tostring(count), ARGV[10] } end
+return { 'OK', meta }
+`;
+
+/** Deletes a checkpoint, releasing what it held: ARGV[7] id. → {'OK'} or {'CHECKPOINT_NOT_FOUND', id}. */
+export const DELETE_CHECKPOINT = `${CK_PRELUDE}
+local id = ARGV[7]
+if redis.call('HEXISTS', CKM, id) == 0 then return { 'CHECKPOINT_NOT_FOUND', id } end
+local all = redis.call('HGETALL', ckKey(id))
+for i = 1, #all, 2 do unhold(all[i], all[i + 1]) end
+redis.call('DEL', ckKey(id))
+redis.call('HDEL', CKM, id)
+redis.call('ZREM', CKL, id)
+return { 'OK' }
+`;
+
+/**
+ * Rewinds the tree at a path, in one step: ARGV[7] path, [8] 'ck'|'at', [9] checkpoint id or time
+ * (ms), [10] the id of the checkpoint taken just before, [11] its label, [12] the most
+ * checkpoints, [13] event template, [14] user id, [15] \`to\` as the caller gave it. Every check
+ * comes before the first write, so a refusal changes nothing.
+ * → {'OK', restored, removed, unchanged} or a refusal.
+ */
+export const REWIND = `${CK_PRELUDE}
+local path = ARGV[7]
+if path ~= ROOT then
+  local above = fileAbove(path)
+  if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
+end
+local wanted, refused = filesThen(path, ARGV[8], ARGV[9])
+if not wanted then return refused end
+local meta, count = checkpoint(ARGV[10], path, ARGV[11], tonumber(ARGV[12]))
+if count == -1 then return { 'TREE_TOO_LARGE', path } end
+if not meta then return { 'CHECKPOINT_QUOTA', tostring(count), ARGV[12] } end
+local restored, removed, unchanged = 0, 0, 0
+for _, f in ipairs(filesNow(path)) do
+  local p, v = f[1], f[2]
+  local want = wanted[p]
+  if want and field(want, 3) == field(v, 3) then
+    unchanged = unchanged + 1
+  elseif want then
+    local nv = again(want)
+    unref(field(v, 4))
+    written(p, v, nv)
+    replace(p, v, nv)
+    restored = restored + 1
+  else
+    redis.call('HDEL', E, p)
+    detach(p, v)
+    unref(field(v, 4))
+    trashed(p, v)
+    removed = removed + 1
+  end
+  wanted[p] = nil
+end
+-- What is left was missing: back at its path (parents first, in byte order).
+local missing = {}
+for p in pairs(wanted) do missing[#missing + 1] = p end
+table.sort(missing)
+for _, p in ipairs(missing) do
+  if not isdir(p) and not fileAbove(p) then
+    place(p, again(wanted[p]))
+    restored = restored + 1
+  end
+end
+log('rewound', 'directory', path)
+emit(ARGV[13], 'file.rewound', path, { userId = ARGV[14], path = path, to = ARGV[15], checkpointId = ARGV[10], restored = restored, removed = removed, unchanged = unchanged })
+return { 'OK', restored, removed, unchanged }
+`;
+
+/**
+ * Copies a tree as it was (a fork): ARGV[7] from, [8] to, [9] mode, [10] the uuid path, [11]
+ * 'ck'|'at', [12] checkpoint id or time (ms), [13] event template, [14] user id. The rules of a
+ * copy (index.lua.ts MOVE) hold for the destination.
+ * → {'OK', to, kind} or a refusal.
+ */
+export const FORK = `${CK_PRELUDE}
+local from, to, mode = ARGV[7], ARGV[8], ARGV[9]
+local wanted, refused = filesThen(from, ARGV[11], ARGV[12])
+if not wanted then return refused end
+local src = wanted[from]
+if not src and next(wanted) == nil then return { 'FILE_NOT_FOUND', from } end
+local above = fileAbove(to)
+if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
+local dst = redis.call('HGET', E, to)
+local dstDir = (not dst) and isdir(to)
+if not src then
+  if dst or dstDir then return { 'PATH_CONFLICT', to, 'the destination exists; a directory never merges or replaces' } end
+elseif dstDir then
+  return { 'PATH_CONFLICT', to, 'a directory exists at this path' }
+elseif dst then
+  if mode == 'error' then return { 'FILE_EXISTS', to } end
+  if mode == 'uuid' then
+    if ARGV[10] == '' then return { 'INVALID_PATH', to, 'the name is too long to add a unique suffix' } end
+    to, dst = ARGV[10], nil
+  end
+end
+local kind = src and 'file' or 'directory'
+local v = nil
+if src then
+  v = again(src)
+  if dst then
+    unref(field(dst, 4))
+    written(to, dst, v)
+    replace(to, dst, v)
+  else
+    place(to, v)
+  end
+else
+  local paths = {}
+  for p in pairs(wanted) do paths[#paths + 1] = p end
+  table.sort(paths)
+  local cut = #from + 1
+  for _, p in ipairs(paths) do place(to .. p:sub(cut), again(wanted[p])) end
+end
+log('created', kind, to, nil, v)
+local data = { userId = ARGV[14], path = to, kind = kind }
+if v then data.size = tonumber(field(v, 1)); data.sha256 = field(v, 3) end
+emit(ARGV[13], 'file.created', to, data)
+return { 'OK', to, kind }
+`;

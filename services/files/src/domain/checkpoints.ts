@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { errors } from '@workspace/platform';
+import { eventTemplate } from './events.js';
+import { parsePath, ROOT } from './paths.js';
+import type { CheckpointIndex, ConflictMode, PastState, StoredCheckpoint } from './ports.js';
+import { uuidSibling } from './workspace.js';
+
+/** A checkpoint as the API shows it (docs/api/files.md#checkpoints). */
+export interface CheckpointInfo {
+  checkpointId: string;
+  path: string;
+  label: string;
+  createdAt: string;
+  files: number;
+  bytes: number;
+}
+
+export interface RewindResult {
+  path: string;
+  to: string;
+  restored: number;
+  removed: number;
+  unchanged: number;
+  checkpointId: string;
+}
+
+export const MAX_LABEL = 200;
+const CHECKPOINT_ID = /^ckp_[0-9a-f]{32}$/;
+/** ISO 8601 date and time with a zone (Z or ±hh:mm), seconds and fractions optional. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+export function newCheckpointId(): string {
+  return `ckp_${randomBytes(16).toString('hex')}`;
+}
+
+/**
+ * Checkpoints, rewind and fork (docs/api/files.md#checkpoints): named states of a tree, and the
+ * way back to one of them or to a time within the retained history. The index does the work in
+ * one atomic step each; here are the rules of the arguments.
+ */
+export class Checkpoints {
+  readonly #index: CheckpointIndex;
+  readonly #max: number;
+  readonly #retentionMs: number;
+  readonly #now: () => number;
+
+  constructor(options: { index: CheckpointIndex; maxCheckpoints: number; retentionMs: number; clock?: () => number }) {
+    this.#index = options.index;
+    this.#max = options.maxCheckpoints;
+    this.#retentionMs = options.retentionMs;
+    this.#now = options.clock ?? Date.now;
+  }
+
+  async create(userId: string, rawPath: string, label: string): Promise<CheckpointInfo> {
+    const path = parsePath(rawPath || ROOT);
+    checkLabel(label);
+    return info(await this.#index.create(userId, { checkpointId: newCheckpointId(), path: path.path, label, max: this.#max }));
+  }
+
+  async get(userId: string, checkpointId: string): Promise<CheckpointInfo> {
+    const found = CHECKPOINT_ID.test(checkpointId) ? await this.#index.get(userId, checkpointId) : undefined;
+    if (!found) throw errors.notFound('checkpoint', checkpointId);
+    return info(found);
+  }
+
+  async list(userId: string, rawPath: string): Promise<CheckpointInfo[]> {
+    const path = parsePath(rawPath || ROOT);
+    return (await this.#index.list(userId, path.path)).map(info);
+  }
+
+  async delete(userId: string, checkpointId: string): Promise<void> {
+    if (!CHECKPOINT_ID.test(checkpointId) || !(await this.#index.delete(userId, checkpointId))) throw errors.notFound('checkpoint', checkpointId);
+  }
+
+  /** The tree at `path` becomes what it was at `to` (a checkpoint id or a time), after a checkpoint of it as it is. */
+  async rewind(userId: string, rawPath: string, to: string): Promise<RewindResult> {
+    const path = parsePath(rawPath);
+    const state = this.#state(to, 'to');
+    const checkpointId = newCheckpointId();
+    const label = `before rewind to ${to}`.slice(0, MAX_LABEL);
+    const done = await this.#index.rewind(userId, { path: path.path, state, checkpointId, label, max: this.#max, event: eventTemplate(userId, path.path), to });
+    if (done.notCovered) throw errors.invalidArgument(`the checkpoint ${to} was not taken at ${path.path} or above it`, 'to');
+    return { path: path.path, to, restored: done.restored, removed: done.removed, unchanged: done.unchanged, checkpointId };
+  }
+
+  /** A copy of the tree at `from` as it was at `at` (docs/api/files.md#fork); `from` need not exist now. */
+  async fork(userId: string, input: { from: string; to: string; onConflict: ConflictMode; at: string }): Promise<{ from: string; path: string }> {
+    const from = parsePath(input.from);
+    const to = parsePath(input.to);
+    if (from.segments.length === 0) throw errors.invalidPath('the workspace root cannot be copied', ROOT);
+    if (to.segments.length === 0) throw errors.invalidPath('the destination cannot be the workspace root', ROOT);
+    if (to.path === from.path || to.path.startsWith(`${from.path}/`)) throw errors.invalidPath('the destination cannot be the source or lie below it', to.path);
+    const state = this.#state(input.at, 'at');
+    const done = await this.#index.fork(userId, { from: from.path, to: to.path, mode: input.onConflict, uuidPath: uuidSibling(to), state, event: eventTemplate(userId, to.path) });
+    if (done.notCovered) throw errors.invalidArgument(`the checkpoint ${input.at} was not taken at ${from.path} or above it`, 'at');
+    return { from: from.path, path: done.path };
+  }
+
+  async usage(userId: string): Promise<{ count: number; bytes: number; limit: number }> {
+    return { ...(await this.#index.usage(userId)), limit: this.#max };
+  }
+
+  /** A checkpoint id, or a time within the retained history (a time ahead of the clock is now). */
+  #state(value: string, field: string): PastState {
+    if (value.startsWith('ckp_')) {
+      if (!CHECKPOINT_ID.test(value)) throw errors.notFound('checkpoint', value);
+      return { checkpointId: value };
+    }
+    const at = ISO_TIME.test(value) ? Date.parse(value) : Number.NaN;
+    if (!Number.isFinite(at)) throw errors.invalidArgument(`${field} must be a checkpoint id (ckp_…) or an ISO 8601 time`, field);
+    const now = this.#now();
+    if (at < now - this.#retentionMs) throw errors.historyExpired(`${field} (${value})`);
+    return { at: Math.min(at, now) };
+  }
+}
+
+function checkLabel(label: string): void {
+  if ([...label].length > MAX_LABEL) throw errors.invalidArgument(`label must be at most ${MAX_LABEL} characters`, 'label');
+}
+
+function info(c: StoredCheckpoint): CheckpointInfo {
+  return { checkpointId: c.checkpointId, path: c.path, label: c.label, createdAt: new Date(c.createdAt).toISOString(), files: c.files, bytes: c.bytes };
+}
