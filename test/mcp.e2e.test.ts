@@ -33,7 +33,7 @@ describe('mcp — tools', () => {
     const c = await session(await stack.user());
     const { tools } = await c.client.listTools();
     const names = tools.map((t) => t.name);
-    for (const name of ['read_text_file', 'read_media_file', 'read_multiple_files', 'write_file', 'edit_file', 'create_directory', 'list_directory', 'list_directory_with_sizes', 'directory_tree', 'move_file', 'search_files', 'get_file_info', 'copy_file', 'delete_file', 'list_revisions', 'restore_file', 'list_projects']) {
+    for (const name of ['read_text_file', 'read_media_file', 'read_multiple_files', 'write_file', 'edit_file', 'create_directory', 'list_directory', 'list_directory_with_sizes', 'directory_tree', 'move_file', 'search_files', 'get_file_info', 'copy_file', 'delete_file', 'list_revisions', 'restore_file', 'grep', 'create_checkpoint', 'rewind', 'list_projects']) {
       expect(names).toContain(name);
     }
     for (const t of tools) {
@@ -48,6 +48,8 @@ describe('mcp — tools', () => {
     expect(hints('write_file')).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(hints('delete_file')).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(hints('edit_file')).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+    expect(hints('grep')).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(hints('rewind')).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     await c.close();
   });
 
@@ -167,6 +169,41 @@ describe('mcp — tools', () => {
     const media = await c.call('read_media_file', { path: '/files/img.png' });
     expect(media.content[0]).toEqual({ type: 'image', data: png.toString('base64'), mimeType: 'image/png' });
     expect(media.structuredContent).toMatchObject({ sha256: sha256(png), mimeType: 'image/png' });
+    await c.close();
+  });
+});
+
+describe('mcp — search, checkpoints and rewind', () => {
+  it('mcp — grep finds content as the search route does; create_checkpoint and rewind bring a tree back, and the rewind is undoable', async () => {
+    const u = await stack.user();
+    const c = await session(u);
+    await put(stack, u, '/files/g/a.ts', 'const needle = 1;\nconst other = 2;\n');
+    await put(stack, u, '/files/g/b.md', 'no match here\nNeedle again\n');
+    const found = await c.call('grep', { path: '/files/g', pattern: 'needle' });
+    expect(found.isError, JSON.stringify(found)).toBeFalsy();
+    expect(found.structuredContent.matches.map((m: { path: string; line: number; column: number }) => [m.path, m.line, m.column])).toEqual([
+      ['/files/g/a.ts', 1, 7],
+      ['/files/g/b.md', 2, 1],
+    ]);
+    const http = await u.request('GET', `/v1/agent/files/search?path=%2Ffiles%2Fg&q=needle`);
+    expect(found.structuredContent.matches).toEqual(http.body.matches);
+    expect((await c.call('grep', { path: '/files/g', pattern: 'needle', caseSensitive: true, glob: '*.md' })).structuredContent.matches).toEqual([]);
+    expect(failure(await c.call('grep', { pattern: '(a)\\1', regex: true })).code).toBe('INVALID_ARGUMENT');
+
+    const ckp = await c.call('create_checkpoint', { path: '/files/g', label: 'before' });
+    expect(ckp.isError, JSON.stringify(ckp)).toBeFalsy();
+    expect(ckp.structuredContent).toMatchObject({ path: '/files/g', label: 'before', files: 2 });
+    expect(ckp.structuredContent.checkpointId).toMatch(/^ckp_[0-9a-f]{32}$/);
+    await put(stack, u, '/files/g/a.ts', 'rewritten');
+    await put(stack, u, '/files/g/new.txt', 'new');
+    const back = await c.call('rewind', { path: '/files/g', to: ckp.structuredContent.checkpointId });
+    expect(back.isError, JSON.stringify(back)).toBeFalsy();
+    expect(back.structuredContent).toMatchObject({ success: true, path: '/files/g', restored: 1, removed: 1, unchanged: 1 });
+    expect((await read(u, '/files/g/a.ts')).body.content).toBe('const needle = 1;\nconst other = 2;\n');
+    expect((await read(u, '/files/g/new.txt')).status).toBe(404);
+    await c.call('rewind', { path: '/files/g', to: back.structuredContent.checkpointId });
+    expect((await read(u, '/files/g/new.txt')).body.content).toBe('new');
+    expect(failure(await c.call('rewind', { path: '/files/g', to: 'ckp_' + '0'.repeat(32) })).code).toBe('CHECKPOINT_NOT_FOUND');
     await c.close();
   });
 });

@@ -4,6 +4,7 @@ import { directoryTree, listDirectory, listDirectoryWithSizes, searchFiles } fro
 import { copyFileTool, createDirectoryTool, deleteFileTool, getFileInfo, moveFileTool } from './manage.tools.js';
 import { listRevisions, restoreFile } from './history.tools.js';
 import { listProjects } from './projects.tools.js';
+import { createCheckpointTool, grepTool, rewindTool } from './tree.tools.js';
 import type { ToolDef } from './tool.js';
 
 /** Every tool of docs/api/mcp.md#tools, in the order tools/list gives them; a new tool is one line here. */
@@ -24,5 +25,8 @@ export const TOOLS: readonly ToolDef[] = [
   deleteFileTool,
   listRevisions,
   restoreFile,
+  grepTool,
+  createCheckpointTool,
+  rewindTool,
   listProjects,
 ];
