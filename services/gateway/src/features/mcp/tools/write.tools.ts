@@ -1,6 +1,6 @@
 import { createTwoFilesPatch } from 'diff';
 import { z } from 'zod';
-import { AppError } from '@workspace/platform';
+import { AppError, isAppError } from '@workspace/platform';
 import { readText, revisionOf, writeFile } from '../workspace.js';
 import { defineTool, FileFacts, PathArg, Sha256 } from './tool.js';
 
@@ -47,14 +47,17 @@ export function applyEdits(text: string, edits: readonly { oldText: string; newT
   return out;
 }
 
+/** How often edit_file reads again after another writer changed the file between its read and its commit. */
+const EDIT_ATTEMPTS = 5;
+
 export const editFileTool = defineTool({
   name: 'edit_file',
   title: 'Edit a text file',
   description:
     'Replaces text in a file: each edit\'s `oldText` must occur exactly once when it is applied (in order), else EDIT_NOT_APPLICABLE with ' +
     '`details.edit` (its index) and nothing changes. Answers a git-style unified diff. The edits apply to the bytes read and are committed only onto ' +
-    'those same bytes (or onto `expectedSha256` when given): a concurrent change makes it fail with PRECONDITION_FAILED rather than be lost; read again ' +
-    'and retry. `dryRun` shows the diff without writing.',
+    'those same bytes; when another writer changed the file meanwhile, it reads again and applies the edits to that (EDIT_NOT_APPLICABLE if they no ' +
+    'longer apply), so no change is lost. With `expectedSha256` it edits only those bytes (else PRECONDITION_FAILED). `dryRun` shows the diff without writing.',
   input: z.strictObject({
     path: PathArg,
     edits: z.array(z.strictObject({ oldText: z.string().describe('Text to find; exactly once'), newText: z.string().describe('Its replacement') })).min(1),
@@ -64,19 +67,29 @@ export const editFileTool = defineTool({
   output: z.object({ ...FileFacts, diff: z.string(), dryRun: z.boolean() }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   run: async ({ path, edits, dryRun, expectedSha256 }, ctx) => {
-    const read = await readText(ctx, path);
-    if (expectedSha256 !== undefined && expectedSha256 !== read.sha256) {
-      throw new AppError('PRECONDITION_FAILED', `${read.path} does not have the expected bytes`, { details: { currentSha256: read.sha256 } });
+    // Without expectedSha256 a commit refused because the file changed since it was read is tried
+    // again on what is there now: the edits still apply to it (else EDIT_NOT_APPLICABLE) and the
+    // change it did not see is kept. With expectedSha256 the caller decides, so it fails at once.
+    for (let attempt = 1; ; attempt++) {
+      const read = await readText(ctx, path);
+      if (expectedSha256 !== undefined && expectedSha256 !== read.sha256) {
+        throw new AppError('PRECONDITION_FAILED', `${read.path} does not have the expected bytes`, { details: { currentSha256: read.sha256 } });
+      }
+      const before = read.bytes.toString('utf8');
+      const after = applyEdits(before, edits);
+      const diff = createTwoFilesPatch(read.path, read.path, before, after, undefined, undefined, { context: 3 });
+      const text = `\`\`\`diff\n${diff}\`\`\`\n`;
+      if (dryRun) {
+        const rev = await revisionOf(ctx, read.path, read.sha256);
+        return { text, structured: { path: read.path, size: read.bytes.length, mimeType: rev?.mimeType ?? 'text/plain', sha256: read.sha256, revision: rev?.revision ?? null, diff, dryRun } };
+      }
+      try {
+        const stored = await writeFile(ctx, read.path, Buffer.from(after, 'utf8'), { ifMatch: expectedSha256 ?? read.sha256 });
+        return { text, structured: { path: stored.path, size: Number(stored.size), mimeType: stored.mimeType, sha256: stored.sha256, revision: stored.revision, diff, dryRun } };
+      } catch (err) {
+        const raced = isAppError(err) && err.code === 'PRECONDITION_FAILED' && expectedSha256 === undefined;
+        if (!raced || attempt >= EDIT_ATTEMPTS) throw err;
+      }
     }
-    const before = read.bytes.toString('utf8');
-    const after = applyEdits(before, edits);
-    const diff = createTwoFilesPatch(read.path, read.path, before, after, undefined, undefined, { context: 3 });
-    const text = `\`\`\`diff\n${diff}\`\`\`\n`;
-    if (dryRun) {
-      const rev = await revisionOf(ctx, read.path, read.sha256);
-      return { text, structured: { path: read.path, size: read.bytes.length, mimeType: rev?.mimeType ?? 'text/plain', sha256: read.sha256, revision: rev?.revision ?? null, diff, dryRun } };
-    }
-    const stored = await writeFile(ctx, read.path, Buffer.from(after, 'utf8'), { ifMatch: expectedSha256 ?? read.sha256 });
-    return { text, structured: { path: stored.path, size: Number(stored.size), mimeType: stored.mimeType, sha256: stored.sha256, revision: stored.revision, diff, dryRun } };
   },
 });
