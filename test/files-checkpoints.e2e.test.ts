@@ -376,3 +376,29 @@ describe('files — checkpoint retention and quotas', () => {
     expect((await checkpoint(u, { path: '/files/m' })).status).toBe(201);
   });
 });
+
+describe('checkpoints and explicit folders', () => {
+  it('checkpoints — a tree holding explicit folders: checkpoint, rewind and fork answer, no entry gets an empty name, and the files come back exactly', async () => {
+    const u = await stack.user();
+    await put(stack, u, '/files/x/a.txt', 'a');
+    expect((await u.request('POST', '/v1/agent/files/directories', { path: '/files/x/empty' })).status).toBe(201);
+    expect((await u.request('POST', '/v1/agent/files/directories', { path: '/files/x/kept/inner' })).status).toBe(201);
+    const before = await tree(u, '/files/x');
+    const c = await taken(u, '/files/x');
+    expect(c.files).toBe(1);
+    await put(stack, u, '/files/x/empty/new.txt', 'n');
+    await put(stack, u, '/files/x/a.txt', 'changed');
+    const back = await rewind(u, '/files/x', c.checkpointId);
+    expect(back.status, back.text).toBe(200);
+    expect(await tree(u, '/files/x')).toEqual(before);
+    const listed = await u.request('GET', `/v1/agent/files?path=${q('/files/x')}&recursive=true`);
+    expect(listed.status).toBe(200);
+    for (const e of listed.body.entries as { path: string; name: string }[]) {
+      expect(e.name, e.path).not.toBe('');
+      expect(e.path.endsWith('/'), e.path).toBe(false);
+    }
+    const fork = await u.request('POST', '/v1/agent/files/copy', { from: '/files/x', to: '/files/x-fork', at: c.checkpointId });
+    expect(fork.status, fork.text).toBe(200);
+    expect(Object.keys(await tree(u, '/files/x-fork'))).toEqual(['/files/x-fork/a.txt']);
+  });
+});
