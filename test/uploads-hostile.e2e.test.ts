@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tenantKey, userTag } from '@workspace/platform';
+import { httpStatusOf, isErrorCode, tenantKey, userTag } from '@workspace/platform';
 import { testRedis } from './support/backends.js';
 import { q, uploadParts, type FormPart } from './support/files.js';
 import { sha256 } from './support/files-api.js';
 import { auditIndex, storedObjects } from './support/files-index-check.js';
+import { mcpConnect, type McpConnection } from './support/mcp.js';
 import { startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
 
 /**
- * One hostile suite for every way bytes come in (multipart and tus here; an Agent import's
+ * One hostile suite for every way bytes come in (multipart, tus and MCP's write_file here; an Agent import's
  * knowledge in agents-export.e2e.test.ts): the same cases, the same answers, and after each
  * refusal or failure nothing left behind — no pending upload, reservation, upload slot, or
  * object in the bucket that the sweeper would not remove.
@@ -26,6 +27,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  await Promise.all([...mcpSessions.values()].map((c) => c.close()));
   await stack?.stop();
 });
 
@@ -166,6 +168,61 @@ const tusWay: WayIn = {
   },
 };
 
+// ---- MCP write_file ------------------------------------------------------------------------
+
+/** One MCP session per user (the official SDK client). */
+const mcpSessions = new Map<string, McpConnection>();
+async function mcpSession(u: ApiUser): Promise<McpConnection> {
+  let c = mcpSessions.get(u.sub);
+  if (!c) mcpSessions.set(u.sub, (c = await mcpConnect(stack.url, u)));
+  return c;
+}
+
+/**
+ * A destination as write_file's one `path`: JSON carries Unicode only, so bytes that are not
+ * UTF-8 arrive as U+FFFD (what a client's decoder makes of them), which is refused like them.
+ */
+function mcpPath(dest: Destination): string {
+  const decode = (v: Buffer | string) => (typeof v === 'string' ? v : new TextDecoder().decode(v));
+  const dir = dest.path === undefined ? '/files/' : decode(dest.path);
+  const name = dest.filename === undefined ? 'file.bin' : decode(dest.filename);
+  return dir.endsWith('/') ? `${dir}${name}` : dir;
+}
+
+/** The raw head and body prefix of a write_file call of `total` content characters on the user's session. */
+async function mcpRaw(u: ApiUser, dest: Destination, total: number): Promise<{ head: Buffer; prefix: Buffer }> {
+  const c = await mcpSession(u);
+  const prefix = Buffer.from(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_file","arguments":{"path":${JSON.stringify(mcpPath(dest))},"content":"`);
+  const length = prefix.length + total + Buffer.byteLength('"}}}');
+  const { host } = new URL(stack.url);
+  const head = Buffer.from(
+    `POST /v1/mcp HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${u.token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+      `Mcp-Session-Id: ${c.transport.sessionId}\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`,
+  );
+  return { head, prefix };
+}
+
+const mcpWay: WayIn = {
+  name: 'mcp write_file',
+  send: async (u, dest, content) => {
+    // write_file takes text: bytes that are not UTF-8 (random test bytes) become as many random ASCII characters.
+    const text = content.toString('utf8');
+    const ascii = Buffer.from(text, 'utf8').equals(content) ? text : content.toString('base64').slice(0, content.length);
+    const answer = await (await mcpSession(u)).call('write_file', { path: mcpPath(dest), content: ascii });
+    if (!answer.isError) return { status: 200, body: answer.structuredContent };
+    const { code, details } = answer.structuredContent.error as { code: string; details?: Record<string, unknown> };
+    return { status: isErrorCode(code) ? httpStatusOf(code) : 0, code, ...(details && { details }) };
+  },
+  stall: async (u, dest, total, sent) => {
+    const { head, prefix } = await mcpRaw(u, dest, total);
+    return stallAfter(Buffer.concat([head, prefix, Buffer.alloc(sent, 'a')]));
+  },
+  cutOff: async (u, dest, total, sent) => {
+    const { head, prefix } = await mcpRaw(u, dest, total);
+    await cutAfter(Buffer.concat([head, prefix, Buffer.alloc(sent, 'a')]));
+  },
+};
+
 // ---- raw sockets --------------------------------------------------------------------------
 
 function open(): Promise<{ socket: ReturnType<typeof connect>; closed: Promise<string>; received: () => string }> {
@@ -247,7 +304,7 @@ async function listed(u: ApiUser): Promise<string[]> {
 
 // ---- the cases, against every way in ------------------------------------------------------
 
-describe.each([multipartWay, tusWay])('every way in — $name', (way) => {
+describe.each([multipartWay, tusWay, mcpWay])('every way in — $name', (way) => {
   it(`${way.name} — an empty file is stored, with the sha256 of no bytes`, async () => {
     const u = await stack.user();
     const res = await way.send(u, { path: '/files/empty.txt' }, Buffer.alloc(0));

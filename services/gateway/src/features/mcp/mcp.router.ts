@@ -6,6 +6,7 @@ import { AppError, isAppError, type Logger, type RedisClient } from '@workspace/
 import type { Clients } from '../../clients.js';
 import { requestIdOf, userOf } from '../../http/request-context.js';
 import type { UploadSlots } from '../../limits/upload-slots.js';
+import { IdleTimer } from '../../transfer/idle-timer.js';
 import type { ObjectStore } from '../../transfer/object-store.js';
 import { buildServer } from './mcp-server.js';
 import { SessionStore, type McpSession } from './sessions.redis.js';
@@ -25,6 +26,8 @@ export interface McpDeps {
   /** The app's authentication chain: the token, the user's rate limit, Home. */
   authenticate: RequestHandler[];
   uploads?: UploadSlots | undefined;
+  /** A message body that sends nothing for this long is cut (UPLOAD_IDLE_TIMEOUT_MS, as an upload's); unset: 30 s. */
+  idleTimeoutMs?: number | undefined;
   /** PUBLIC_URL; unset: the scheme and host each request came to. */
   publicUrl?: string | undefined;
   /** MCP_AUTHORIZATION_SERVERS, else AUTH_ISSUER. */
@@ -100,7 +103,9 @@ export function mcpRouter(deps: McpDeps): Router {
       return rpcError(res, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
     }
     if (!req.is('application/json')) return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-    const body = await readJson(req);
+    const body = await readJson(req, deps.idleTimeoutMs ?? DEFAULT_IDLE_MS);
+    // A body that stalled was cut: its socket is gone, nothing is left to answer.
+    if (body === STALLED) return;
     if (body === TOO_LARGE) return rpcError(res, 413, -32000, `Payload Too Large: a message may have at most ${MAX_BODY_BYTES} bytes`);
     if (body === MALFORMED) return rpcError(res, 400, -32700, 'Parse error: Invalid JSON');
     const messages = Array.isArray(body) ? body : [body];
@@ -161,16 +166,37 @@ export function mcpRouter(deps: McpDeps): Router {
 
 const TOO_LARGE = Symbol('too large');
 const MALFORMED = Symbol('malformed');
+const STALLED = Symbol('stalled');
+const DEFAULT_IDLE_MS = 30_000;
 
-/** The body as JSON, read here (not by a JSON parser that would answer in the API's envelope). */
-async function readJson(req: Request): Promise<unknown> {
+/**
+ * The body as JSON, read here (not by a JSON parser that would answer in the API's envelope). A
+ * body that sends nothing for `idleMs` is cut, as an upload's is (transfer/idle-timer.ts): a
+ * write_file carries a whole file, and a client that stalls must not hold its socket and buffer.
+ */
+async function readJson(req: Request, idleMs: number): Promise<unknown> {
   const parts: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return TOO_LARGE;
-    parts.push(chunk as Buffer);
+  let stalled = false;
+  const idle = new IdleTimer(idleMs, () => {
+    stalled = true;
+    req.socket.destroy();
+  });
+  idle.start();
+  try {
+    for await (const chunk of req) {
+      idle.touch();
+      size += (chunk as Buffer).length;
+      if (size > MAX_BODY_BYTES) return TOO_LARGE;
+      parts.push(chunk as Buffer);
+    }
+  } catch (err) {
+    if (stalled) return STALLED;
+    throw err;
+  } finally {
+    idle.stop();
   }
+  if (stalled) return STALLED;
   try {
     return JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
   } catch {
