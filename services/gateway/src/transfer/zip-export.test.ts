@@ -179,5 +179,5 @@ describe('export — memory stays bounded', () => {
       });
     });
     expect(entries).toBe(200);
-  });
+  }, 30_000);
 });
