@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { errors, type RedisClient, type RedisOutbox, userTag } from '@workspace/platform';
 import type { CheckpointIndex, ConflictMode, PastState, StoredCheckpoint } from '../domain/ports.js';
 import * as lua from './checkpoints.lua.js';
-import { refusal, type IndexKeys } from './index.redis.js';
+import { refusal, type IndexKeys, type RedisFileIndexOptions } from './index.redis.js';
 
 type Reply = (string | number | null)[];
 
@@ -17,17 +17,8 @@ const SCRIPTS = {
   fsFork: lua.FORK,
 } as const;
 
-export interface RedisCheckpointIndexOptions {
-  redis: RedisClient;
-  keys: IndexKeys;
-  outbox: RedisOutbox;
-  /** As RedisFileIndex's: the scripts share the index's prelude and its arguments. */
-  keepChanges?: number;
-  keepChangesMs?: number;
-  keepRevisions?: number;
-  retentionMs?: number;
-  clock?: () => number;
-}
+/** As RedisFileIndex's: the scripts share the index's prelude and its arguments. */
+export type RedisCheckpointIndexOptions = RedisFileIndexOptions;
 
 /**
  * Checkpoints, rewind and fork on the Redis index (see checkpoints.lua.ts for the keys): each
