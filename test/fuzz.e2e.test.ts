@@ -94,8 +94,13 @@ describe('fuzz — generated requests to every operation', () => {
     // at least once — except where a valid request needs what only a protocol client makes (tus
     // headers and upload URLs, a signed link token, an archive made by an export): those are
     // fuzzed for the oracle's rules here and driven to success by their own suites (tus.e2e,
-    // links.e2e, agents-export.e2e).
-    const protocolOnly = new Set(['downloadFileLink', 'createResumableUpload', 'getResumableUpload', 'appendResumableUpload', 'terminateResumableUpload', 'importAgent']);
+    // links.e2e, agents-export.e2e). Likewise what needs a checkpoint id the fuzzer never holds, a
+    // folder where its seeded tree leaves none free, or an MCP client's session
+    // (files-checkpoints.e2e, files-directories.e2e, mcp.e2e).
+    const protocolOnly = new Set([
+      'downloadFileLink', 'createResumableUpload', 'getResumableUpload', 'appendResumableUpload', 'terminateResumableUpload', 'importAgent',
+      'createDirectory', 'getCheckpoint', 'deleteCheckpoint', 'rewindFiles', 'mcpPost', 'mcpStream', 'mcpEndSession',
+    ]);
     const missing = operations.filter((op) => {
       const s = runner.stats.get(op.id);
       return !s || s.valid === 0 || s.invalid === 0 || (s.ok === 0 && !protocolOnly.has(op.id));

@@ -36,6 +36,10 @@ function envelopeProblems(op: Operation, res: WireResponse): Violation[] {
   } catch {
     return problem('envelope', `${res.status} whose body is not JSON`, `${res.status} unparsable`);
   }
+  // The MCP transport words its own refusals (unknown session, wrong Accept, malformed message) as
+  // JSON-RPC errors, as its clients expect (docs/api/mcp.md#transport); the gateway's own (401,
+  // 403, 405, 429) keep the envelope, checked below.
+  if (op.path === '/v1/mcp' && (body as { jsonrpc?: unknown } | null)?.jsonrpc !== undefined) return jsonRpcErrorProblems(body, res.status, problem);
   const e = (body as { error?: Record<string, unknown> } | null)?.error;
   if (!e || typeof e !== 'object' || Object.keys(body as object).length !== 1) return problem('envelope', `${res.status} without {error} only`, `${res.status} shape`);
   const wrong: string[] = [];
@@ -53,6 +57,22 @@ function envelopeProblems(op: Operation, res: WireResponse): Violation[] {
   // The table's status, or one the document declares for this code on this operation (412 for If-Match).
   if (table[code]!.http !== res.status && op.declared.get(res.status) !== code) return problem('status', `${code} answered ${res.status}, the table says ${table[code]!.http}`, `${code} ${res.status}`);
   return [];
+}
+
+/** `{jsonrpc: "2.0", error: {code, message}, id}` with an integer code and a message, and nothing else. */
+function jsonRpcErrorProblems(body: unknown, status: number, problem: (kind: Violation['kind'], detail: string, key?: string) => Violation[]): Violation[] {
+  const b = body as { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown }; id?: unknown } | null;
+  const fine =
+    b !== null &&
+    typeof b === 'object' &&
+    b.jsonrpc === '2.0' &&
+    typeof b.error === 'object' &&
+    b.error !== null &&
+    Number.isInteger(b.error.code) &&
+    typeof b.error.message === 'string' &&
+    b.error.message.length > 0 &&
+    Object.keys(b).every((k) => ['jsonrpc', 'error', 'id'].includes(k));
+  return fine ? [] : problem('envelope', `${status} on /v1/mcp without a JSON-RPC error body`, `${status} mcp shape`);
 }
 
 /** A victim's id or marker in the answer that the request did not itself carry. */
