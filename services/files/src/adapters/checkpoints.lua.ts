@@ -262,21 +262,9 @@ local wanted, refused = filesThen(from, ARGV[11], ARGV[12])
 if not wanted then return refused end
 local src = wanted[from]
 if not src and next(wanted) == nil then return { 'FILE_NOT_FOUND', from } end
-local above = fileAbove(to)
-if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
-local dst = redis.call('HGET', E, to)
-local dstDir = (not dst) and isdir(to)
-if not src then
-  if dst or dstDir then return { 'PATH_CONFLICT', to, 'the destination exists; a directory never merges or replaces' } end
-elseif dstDir then
-  return { 'PATH_CONFLICT', to, 'a directory exists at this path' }
-elseif dst then
-  if mode == 'error' then return { 'FILE_EXISTS', to } end
-  if mode == 'uuid' then
-    if ARGV[10] == '' then return { 'INVALID_PATH', to, 'the name is too long to add a unique suffix' } end
-    to, dst = ARGV[10], nil
-  end
-end
+local placed, dst = destination(src, to, mode, ARGV[10])
+if not placed then return dst end
+to = placed
 local kind = src and 'file' or 'directory'
 local v = nil
 if src then

@@ -354,6 +354,29 @@ local function revisionAt(p, want)
   -- A revision a checkpoint names outlives the history's trimming (checkpoints.lua.ts).
   return redis.call('HGET', P .. 'kr:' .. p, want) or nil
 end
+
+-- Where a move or copy of \`src\` (a file's entry; nil for a directory) lands at \`to\` under
+-- \`mode\` (\`uuidTo\`: the unique name offered for mode uuid): the path and the file there it
+-- replaces (nil for none), or nil and the refusal. A directory never merges or replaces.
+local function destination(src, to, mode, uuidTo)
+  local above = fileAbove(to)
+  if above then return nil, { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
+  local dst = redis.call('HGET', E, to)
+  local dstDir = (not dst) and isdir(to)
+  if not src then
+    if dst or dstDir then return nil, { 'PATH_CONFLICT', to, 'the destination exists; a directory never merges or replaces' } end
+  elseif dstDir then
+    return nil, { 'PATH_CONFLICT', to, 'a directory exists at this path' }
+  elseif dst then
+    if mode == 'error' then return nil, { 'FILE_EXISTS', to } end
+    if mode == 'uuid' then
+      if uuidTo == '' then return nil, { 'INVALID_PATH', to, 'the name is too long to add a unique suffix' } end
+      return uuidTo, nil
+    end
+  end
+  return to, dst
+end
+
 `;
 
 /**
@@ -522,21 +545,9 @@ if failed then return failed end
 if ARGV[15] ~= '' then mode = 'overwrite' end
 local src = redis.call('HGET', E, from)
 if not src and not isdir(from) then return { 'FILE_NOT_FOUND', from } end
-local above = fileAbove(to)
-if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
-local dst = redis.call('HGET', E, to)
-local dstDir = (not dst) and isdir(to)
-if not src then
-  if dst or dstDir then return { 'PATH_CONFLICT', to, 'the destination exists; a directory never merges or replaces' } end
-elseif dstDir then
-  return { 'PATH_CONFLICT', to, 'a directory exists at this path' }
-elseif dst then
-  if mode == 'error' then return { 'FILE_EXISTS', to } end
-  if mode == 'uuid' then
-    if ARGV[10] == '' then return { 'INVALID_PATH', to, 'the name is too long to add a unique suffix' } end
-    to, dst = ARGV[10], nil
-  end
-end
+local placed, dst = destination(src, to, mode, ARGV[10])
+if not placed then return dst end
+to = placed
 local kind = src and 'file' or 'directory'
 if src then
   local v = op == 'copy' and withRev(src, NOW, nextRev()) or withRev(src, nil, nextRev())
