@@ -100,8 +100,9 @@ describe.runIf(single)('faults: backends', () => {
 
   it('faults — NATS killed: an Agent deleted meanwhile is 204 and its cascade (schedule, thread) completes after NATS is back; a scheduled run due meanwhile completes', async () => {
     const u = await stack.user();
-    const keys = userKeys(u.sub);
-    const due = dueKeys(stack.services.automations!.env.DUE_INDEX_NAMESPACE);
+    const namespace = stack.services.automations!.env.DUE_INDEX_NAMESPACE;
+    const keys = userKeys(u.sub, namespace);
+    const due = dueKeys(namespace);
     // Agent A: a schedule and a chat (whose thread reaches projects over NATS).
     const doomed = await agentOf(u, 'Doomed');
     const { scheduleId: doomedSchedule } = (await u.request('POST', `/v1/agents/${doomed}/schedules`, { cron: '* * * * *' })).body;

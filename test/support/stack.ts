@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { inject } from 'vitest';
 import { durableName, STREAM_NAME } from '@workspace/platform';
+import { consumerGroup as automationsGroup } from '../../services/automations/src/config.js';
 import { consumerGroup } from '../../services/files/src/config.js';
 import type { ProcessInfo, SharedStackInfo } from './provided-context.js';
 import { launchStack, mintToken, newUserId, spawnService, type InfraUrls, type SpawnedService, type StackService } from '@workspace/testkit';
@@ -137,9 +138,9 @@ function replicasIn<T>(services: Record<string, T>, service: string): T[] {
   return Object.entries(services).filter(([key]) => key === service || key.startsWith(`${service}#`)).map(([, s]) => s);
 }
 
-/** The consumer groups named after a stack's bucket and webhook namespace are its alone. */
+/** The consumer groups named after a stack's bucket, due index and webhook namespace are its alone. */
 function dropStackDurables(natsUrl: string, envOf: Record<StackService, Record<string, string>>): Promise<void> {
-  return dropDurables(natsUrl, [consumerGroup(envOf.files.S3_BUCKET!), envOf.webhooks.WEBHOOK_NAMESPACE!]);
+  return dropDurables(natsUrl, [consumerGroup(envOf.files.S3_BUCKET!), automationsGroup(envOf.automations.DUE_INDEX_NAMESPACE!), envOf.webhooks.WEBHOOK_NAMESPACE!]);
 }
 
 /** What a test needs to use a running stack: its gateways, its secret and its processes' settings. */

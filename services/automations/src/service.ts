@@ -10,7 +10,7 @@ import type { AgentDirectory } from './domain/ports.js';
 import { Scheduler, type RunOutcome } from './domain/scheduler.js';
 import { Schedules } from './domain/schedules.js';
 import { Triggers } from './domain/triggers.js';
-import { configSchema } from './config.js';
+import { configSchema, consumerGroup } from './config.js';
 import { automationsHandlers } from './grpc/automations.handlers.js';
 
 function runObserver(metrics: Metrics) {
@@ -38,14 +38,14 @@ export const automationsService = defineService({
         // sends with an idempotency key (a repeat returns the first call's chat).
         ctx.client(AgentsServiceService, { serviceName: 'agents', address: ctx.config.AGENTS_ADDR, idempotent: ['getAgent', 'resolveAlias', 'createChat'] }),
       ),
-    /** Keeps this instance's due index apart from others on the same Redis (tests). */
+    /** Keeps this instance's keys and consumer group apart from others on the same Redis and NATS (tests). */
     dueNamespace: (ctx): string => ctx.config.DUE_INDEX_NAMESPACE,
   },
   build(ctx, { agents, dueNamespace }) {
     const { redis, logger, metrics } = ctx;
     const dueIndex = new RedisDueIndex(redis, dueNamespace);
-    const scheduleRepo = new RedisScheduleRepo(redis, dueIndex);
-    const triggerRepo = new RedisTriggerRepo(redis);
+    const scheduleRepo = new RedisScheduleRepo(redis, dueIndex, dueNamespace);
+    const triggerRepo = new RedisTriggerRepo(redis, dueNamespace);
     const box = new AesGcmSecretBox(ctx.config.TRIGGER_SECRET_KEY);
     if (!box.sealing) logger.warn('TRIGGER_SECRET_KEY is not set: webhook secrets are stored unencrypted in Redis');
     const schedules = new Schedules({ repo: scheduleRepo, agents, maxPerAgent: ctx.config.MAX_SCHEDULES_PER_AGENT });
@@ -57,7 +57,7 @@ export const automationsService = defineService({
     const triggers = new Triggers({ repo: triggerRepo, agents, box, maxPerAgent: ctx.config.MAX_TRIGGERS_PER_AGENT, onAliasGone });
     const scheduler = new Scheduler({ due: dueIndex, schedules: scheduleRepo, agents, logger, tickMs: ctx.config.SCHEDULER_TICK_MS, leaseMs: ctx.config.SCHEDULER_LEASE_MS, observe: runObserver(metrics) });
     ctx.background('scheduler', scheduler);
-    ctx.consume({ 'agent.deleted': (event) => removeAgent({ schedules: scheduleRepo, triggers: triggerRepo }, event.data.userId, event.data.agentId) });
+    ctx.consume({ 'agent.deleted': (event) => removeAgent({ schedules: scheduleRepo, triggers: triggerRepo }, event.data.userId, event.data.agentId) }, consumerGroup(dueNamespace));
     ctx.serve(AutomationsServiceService, automationsHandlers({ schedules, triggers }));
     metrics.sampled('automations_overdue_runs', 'Schedule runs past their due time and not yet claimed', 'service', async () => ({ automations: await dueIndex.overdue() }));
   },

@@ -62,10 +62,10 @@ async function agentWithAutomations() {
 
 /** Every Redis key and due entry the Agent's automations had. */
 async function leftovers(a: Awaited<ReturnType<typeof agentWithAutomations>>): Promise<number> {
-  const keys = userKeys(a.userId);
+  const keys = userKeys(a.userId, dueNamespace);
   const due = dueKeys(dueNamespace);
   const stored = await redis.exists(keys.schedules(a.agentId), keys.triggers(a.agentId), ...a.scheduleIds.map(keys.schedule), ...a.triggerIds.map(keys.trigger));
-  const owners = (await Promise.all(a.triggerIds.map((id) => redis.exists(triggerOwnerKey(id))))).reduce((x, y) => x + y, 0);
+  const owners = (await Promise.all(a.triggerIds.map((id) => redis.exists(triggerOwnerKey(id, dueNamespace))))).reduce((x, y) => x + y, 0);
   const indexed = (await redis.zmscore(due.index, ...a.scheduleIds)).filter((s) => s !== null).length;
   const runs = (await redis.hmget(due.runs, ...a.scheduleIds)).filter((r) => r !== null).length;
   return stored + owners + indexed + runs;

@@ -52,7 +52,7 @@ describe('tombstones', () => {
 
   it('tombstones — they expire: once the window has passed, a create goes through and the set is gone', async () => {
     const a = agentOf();
-    await tombstoneAgent(h.redis, a.scope.userId, a.agentId, 300);
+    await tombstoneAgent(h.redis, a.tombstones, a.agentId, 300);
     expect(await refused(a.scope, a.agentId)).toBe(true);
     await expect.poll(() => h.redis.exists(a.tombstones), { timeout: 5_000, interval: 50 }).toBe(0);
     expect(await refused(a.scope, a.agentId)).toBe(false);
@@ -62,14 +62,14 @@ describe('tombstones', () => {
     const a = agentOf();
     const b = h.agents.add(a.scope.userId);
     const c = h.agents.add(a.scope.userId);
-    await tombstoneAgent(h.redis, a.scope.userId, a.agentId, 200);
-    await tombstoneAgent(h.redis, a.scope.userId, b, 60_000);
+    await tombstoneAgent(h.redis, a.tombstones, a.agentId, 200);
+    await tombstoneAgent(h.redis, a.tombstones, b, 60_000);
     // The set lives as long as its newest entry.
     expect(await h.redis.pttl(a.tombstones)).toBeGreaterThan(50_000);
     await expect.poll(() => refused(a.scope, a.agentId), { timeout: 5_000, interval: 50 }).toBe(false);
     expect(await h.redis.zcard(a.tombstones)).toBe(2);
     expect(await refused(a.scope, b)).toBe(true);
-    await tombstoneAgent(h.redis, a.scope.userId, c, 60_000);
+    await tombstoneAgent(h.redis, a.tombstones, c, 60_000);
     expect((await h.redis.zrange(a.tombstones, '0', '-1')).sort()).toEqual([b, c].sort());
     expect(await h.redis.zcard(a.tombstones)).toBe(2);
   });

@@ -1,12 +1,18 @@
 import { TOMBSTONED_LUA, userTag } from '@workspace/platform';
 import type { CreateOutcome } from '../domain/ports.js';
 
+/** The namespace of a deployment that sets none (its keys are the ones it always had). */
+export const DEFAULT_NAMESPACE = 'automations';
+
 /**
  * Redis keys of one user. All carry the user's hash tag, so a script or MULTI over any of them
- * runs on one Redis Cluster slot.
+ * runs on one Redis Cluster slot. Every key of the service starts with its namespace
+ * (DUE_INDEX_NAMESPACE): deployments (or test stacks) sharing one Redis keep apart not only
+ * their due indexes but what those index, so one's cascade never removes records whose due
+ * runs live in the other's index.
  */
-export function userKeys(userId: string) {
-  const base = `automations:${userTag(userId)}`;
+export function userKeys(userId: string, namespace = DEFAULT_NAMESPACE) {
+  const base = `${namespace}:${userTag(userId)}`;
   return {
     /** Hash: one schedule's record. */
     schedule: (scheduleId: string) => `${base}:schedule:${scheduleId}`,
@@ -32,7 +38,7 @@ export function userKeys(userId: string) {
  * (`{due:0..N-1}`, shard = hash of the schedule id) and let each pass visit all of them.
  * `namespace` keeps tests' indexes apart from a running service's.
  */
-export function dueKeys(namespace = 'automations') {
+export function dueKeys(namespace = DEFAULT_NAMESPACE) {
   return {
     /** Sorted set: schedule id → next run (ms since the epoch). Only enabled schedules are in it. */
     index: `${namespace}:{due}:index`,
@@ -47,8 +53,8 @@ export function dueKeys(namespace = 'automations') {
 }
 
 /** Trigger id → owning user: the unauthenticated hook has nothing else to start from. Its own slot. */
-export function triggerOwnerKey(triggerId: string): string {
-  return `automations:trigger-owner:${triggerId}`;
+export function triggerOwnerKey(triggerId: string, namespace = DEFAULT_NAMESPACE): string {
+  return `${namespace}:trigger-owner:${triggerId}`;
 }
 
 /**

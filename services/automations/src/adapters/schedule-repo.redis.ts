@@ -1,7 +1,7 @@
 import type { RedisClient } from '@workspace/platform';
 import type { CreateOutcome, Schedule, ScheduleRecord, ScheduleRepo, ScheduleSummary } from '../domain/ports.js';
 import type { RedisDueIndex } from './due-index.redis.js';
-import { CREATE_UNLESS_DELETED, createOutcome, userKeys } from './keys.js';
+import { CREATE_UNLESS_DELETED, createOutcome, DEFAULT_NAMESPACE, userKeys } from './keys.js';
 import { tombstoneAgent } from './tombstones.redis.js';
 
 /**
@@ -15,14 +15,20 @@ import { tombstoneAgent } from './tombstones.redis.js';
 export class RedisScheduleRepo implements ScheduleRepo {
   readonly #redis: RedisClient;
   readonly #due: RedisDueIndex;
+  readonly #namespace: string;
 
-  constructor(redis: RedisClient, due: RedisDueIndex) {
+  constructor(redis: RedisClient, due: RedisDueIndex, namespace = DEFAULT_NAMESPACE) {
     this.#redis = redis;
     this.#due = due;
+    this.#namespace = namespace;
+  }
+
+  #keys(userId: string) {
+    return userKeys(userId, this.#namespace);
   }
 
   async create(userId: string, s: ScheduleRecord, nextRunAt: number | null, max = 0): Promise<CreateOutcome> {
-    const keys = userKeys(userId);
+    const keys = this.#keys(userId);
     if (nextRunAt !== null) await this.#due.add(s.scheduleId, { userId, agentId: s.agentId, cron: s.cron, timezone: s.timezone, createdAt: s.createdAt, alias: s.alias ?? null }, nextRunAt);
     const args = [s.agentId, JSON.stringify(s), String(Date.parse(s.createdAt)), s.scheduleId, String(max)];
     const outcome = createOutcome(await this.#redis.eval(CREATE_UNLESS_DELETED, 3, keys.schedule(s.scheduleId), keys.schedules(s.agentId), keys.deletedAgents, ...args));
@@ -31,7 +37,7 @@ export class RedisScheduleRepo implements ScheduleRepo {
   }
 
   async list(userId: string, agentId: string): Promise<Schedule[]> {
-    const keys = userKeys(userId);
+    const keys = this.#keys(userId);
     // Same score (same millisecond) → reverse id order: a stable newest-first.
     const ids = await this.#redis.zrevrange(keys.schedules(agentId), 0, -1);
     if (ids.length === 0) return [];
@@ -42,16 +48,16 @@ export class RedisScheduleRepo implements ScheduleRepo {
   }
 
   async get(userId: string, scheduleId: string): Promise<ScheduleRecord | undefined> {
-    const raw = await this.#redis.get(userKeys(userId).schedule(scheduleId));
+    const raw = await this.#redis.get(this.#keys(userId).schedule(scheduleId));
     return raw === null ? undefined : (JSON.parse(raw) as ScheduleRecord);
   }
 
   async exists(userId: string, scheduleId: string): Promise<boolean> {
-    return (await this.#redis.exists(userKeys(userId).schedule(scheduleId))) === 1;
+    return (await this.#redis.exists(this.#keys(userId).schedule(scheduleId))) === 1;
   }
 
   async delete(userId: string, s: ScheduleRecord): Promise<void> {
-    const keys = userKeys(userId);
+    const keys = this.#keys(userId);
     await this.#due.remove([s.scheduleId]);
     await this.#redis.multi().del(keys.schedule(s.scheduleId)).zrem(keys.schedules(s.agentId), s.scheduleId).exec();
   }
@@ -59,7 +65,7 @@ export class RedisScheduleRepo implements ScheduleRepo {
   /** Three round trips whatever the page size: the Agents' ids, then one ZMSCORE over all of them. */
   async summarize(userId: string, agentIds: readonly string[]): Promise<ScheduleSummary[]> {
     if (agentIds.length === 0) return [];
-    const keys = userKeys(userId);
+    const keys = this.#keys(userId);
     const pipeline = this.#redis.pipeline();
     for (const agentId of agentIds) pipeline.zrange(keys.schedules(agentId), '0', '-1');
     const perAgent = ((await pipeline.exec()) ?? []).map(([err, ids]) => {
@@ -75,9 +81,9 @@ export class RedisScheduleRepo implements ScheduleRepo {
   }
 
   async deleteAgent(userId: string, agentId: string): Promise<void> {
-    const keys = userKeys(userId);
+    const keys = this.#keys(userId);
     // Tombstone first: a create after this line is refused, one before it is in the index below.
-    await tombstoneAgent(this.#redis, userId, agentId);
+    await tombstoneAgent(this.#redis, keys.deletedAgents, agentId);
     const ids = await this.#redis.zrange(keys.schedules(agentId), '0', '-1');
     await this.#due.remove(ids);
     const multi = this.#redis.multi();

@@ -1,5 +1,4 @@
 import { tombstone, type RedisClient } from '@workspace/platform';
-import { userKeys } from './keys.js';
 
 /**
  * How long a deleted Agent's tombstone refuses creates. It only has to outlast a create that
@@ -8,7 +7,7 @@ import { userKeys } from './keys.js';
  */
 export const AGENT_TOMBSTONE_TTL_MS = 24 * 3600_000;
 
-/** Tombstones an Agent in the user's set (see platform's tombstones). */
-export async function tombstoneAgent(redis: RedisClient, userId: string, agentId: string, ttlMs = AGENT_TOMBSTONE_TTL_MS): Promise<void> {
-  await tombstone(redis, userKeys(userId).deletedAgents, agentId, ttlMs);
+/** Tombstones an Agent in the user's set `deletedAgents` (userKeys; see platform's tombstones). */
+export async function tombstoneAgent(redis: RedisClient, deletedAgents: string, agentId: string, ttlMs = AGENT_TOMBSTONE_TTL_MS): Promise<void> {
+  await tombstone(redis, deletedAgents, agentId, ttlMs);
 }
