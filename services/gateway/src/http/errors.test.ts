@@ -8,8 +8,9 @@ import { fromGrpcError, type Logger, type OutgoingContext } from '@workspace/pla
 import { changesRoutes } from '../routes/changes.routes.js';
 
 import { mountRoutes } from '../routes/route.js';
-import { errorHandler } from './errors.js';
-import { requestId } from './request-id.js';
+import { errorHandler } from '../edge/errors.js';
+import { requestId } from '../edge/request-id.js';
+import { setUser } from '../edge/request-context.js';
 import type { FilesClient } from '../clients.js';
 
 /** What the platform's gRPC client rejects with: a status decoded into an AppError. */
@@ -37,7 +38,7 @@ let base = '';
 beforeAll(async () => {
   const app = express();
   app.use(requestId);
-  app.use(mountRoutes(changesRoutes(files), [(_req, res, next) => void ((res.locals.userId = 'u-1'), next())]));
+  app.use(mountRoutes(changesRoutes(files), [(_req, res, next) => void (setUser(res, 'u-1'), next())]));
   app.use(errorHandler(logger));
   server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

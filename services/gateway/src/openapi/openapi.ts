@@ -1,7 +1,7 @@
 import { httpStatusOf, type ErrorCode } from '@workspace/platform';
 import { z } from 'zod';
 import { ErrorEnvelope } from '../schemas/common.js';
-import { JSON_LIMIT_BYTES } from '../http/json-body.js';
+import { JSON_LIMIT_BYTES } from '../edge/json-body.js';
 import type { HeaderParam, RouteDef } from '../routes/route.js';
 
 type Json = Record<string, unknown>;

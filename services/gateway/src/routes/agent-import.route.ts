@@ -9,7 +9,7 @@ import { AppError, errors, type Logger } from '@workspace/platform';
 import type { AgentConfig, StagedKnowledgeFile } from '@workspace/proto/workspace/agents/v1/agents';
 import { DEFAULT_ARCHIVE_LIMITS, openAgentArchive, type AgentArchive } from '../http/agent-archive.js';
 import { parseAgentJson } from '../http/agent-json.js';
-import { JSON_MAX_DEPTH } from '../http/json-guard.js';
+import { JSON_MAX_DEPTH } from '../edge/json-guard.js';
 import type { ObjectStore } from '../transfer/object-store.js';
 import { putStream } from '../transfer/put-stream.js';
 import { readUploadForm } from '../transfer/upload-form.js';

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { errors, isAppError, type ErrorCode } from '@workspace/platform';
 import type { Agent as AgentProto } from '@workspace/proto/workspace/agents/v1/agents';
-import { sendError } from '../http/errors.js';
+import { sendError } from '../edge/errors.js';
 import { parseIfMatch } from '../http/if-match.js';
 import {
   Agent,

@@ -1,6 +1,6 @@
 import { errors } from '@workspace/platform';
 import type { Schedule as ScheduleProto, Trigger as TriggerProto } from '@workspace/proto/workspace/automations/v1/automations';
-import { readRawBody } from '../http/raw-body.js';
+import { readRawBody } from '../edge/raw-body.js';
 import { AgentIdParams } from '../schemas/agents.schemas.js';
 import {
   CreatedTrigger,

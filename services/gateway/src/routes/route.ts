@@ -1,11 +1,11 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError, type ErrorCode, type OutgoingContext } from '@workspace/platform';
 import type { z } from 'zod';
-import { clientWentAway } from '../http/client-gone.js';
-import { jsonBody } from '../http/json-body.js';
-import { checkQueryUtf8 } from '../http/strict-utf8.js';
+import { clientWentAway } from '../edge/client-gone.js';
+import { jsonBody } from '../edge/json-body.js';
+import { checkQueryUtf8 } from '../edge/strict-utf8.js';
 import { parseWith } from '../http/validate.js';
-import { idempotencyKeyOf, maybeUserOf, requestIdOf } from '../http/request-context.js';
+import { idempotencyKeyOf, maybeUserOf, requestIdOf } from '../edge/request-context.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestHandler, Response } from 'express';
 import { AppError, errors, isAppError, userTag, type Logger } from '@workspace/platform';
-import { clientWentAway } from '../http/client-gone.js';
+import { clientWentAway } from '../client-gone.js';
 import type { IdempotencyLock, IdempotencyStore, StoredResponse } from './idempotency-store.js';
 import { withTimeout } from './timeout.js';
-import { requestIdOf, setIdempotencyKey, userOf } from '../http/request-context.js';
+import { requestIdOf, setIdempotencyKey, userOf } from '../request-context.js';
 
 export interface IdempotencyOptions {
   store: IdempotencyStore;

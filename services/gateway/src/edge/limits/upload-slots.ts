@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { AppError, errors, userTag, type Logger, type RedisClient } from '@workspace/platform';
 import { withTimeout } from './timeout.js';
-import { userOf } from '../http/request-context.js';
+import { userOf } from '../request-context.js';
 
 export interface UploadSlotsOptions {
   redis: RedisClient;
