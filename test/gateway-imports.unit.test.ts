@@ -65,7 +65,7 @@ describe('gateway — module structure', () => {
   const graph = new Map(files.map((f) => [f, importsOf(f)]));
 
   it('the reader of imports is not blind: it sees the route registry import the routes, and a cycle when there is one', () => {
-    expect(graph.get(join(SRC, 'routes/index.ts'))).toContain(join(SRC, 'routes/files.routes.ts'));
+    expect(graph.get(join(SRC, 'api/registry.ts'))).toContain(join(SRC, 'routes/files.routes.ts'));
     expect(cycles(new Map([['a', ['b']], ['b', ['a']], ['c', ['a']]]))).toEqual([['a', 'b'].map((p) => relative(SRC, p))].map((c) => c.sort()));
   });
 
@@ -74,7 +74,7 @@ describe('gateway — module structure', () => {
   });
 
   it('the byte path (transfer/) imports no route module; tus (a protocol at the edge) only the route registry', () => {
-    const registry = new Set(['routes/route.ts', 'routes/request-headers.ts']);
+    const registry = new Set(['api/route.ts', 'api/request-headers.ts']);
     const offenders = files
       .filter((f) => /\/(transfer|tus)\//.test(f))
       .flatMap((f) => importsOf(f).map((i) => [relative(SRC, f), relative(SRC, i)] as const))

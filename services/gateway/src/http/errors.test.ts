@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fromGrpcError, type Logger, type OutgoingContext } from '@workspace/platform';
 import { changesRoutes } from '../routes/changes.routes.js';
 
-import { mountRoutes } from '../routes/route.js';
+import { mountRoutes } from '../api/route.js';
 import { errorHandler } from '../edge/errors.js';
 import { requestId } from '../edge/request-id.js';
 import { setUser } from '../edge/request-context.js';

@@ -1,14 +1,13 @@
 import type { Response } from 'express';
 import { errors, type ErrorCode } from '@workspace/platform';
 import type { Alias as AliasProto } from '@workspace/proto/workspace/agents/v1/agents';
-import { parseIfMatch } from '../http/if-match.js';
+import { parseIfMatch } from '../api/if-match.js';
 import { Alias, AliasHistory, AliasList, AliasParams, AliasStats, AliasWithConfig, PutAliasBody } from '../schemas/agent-aliases.schemas.js';
-import { AgentIdParams } from '../schemas/agents.schemas.js';
-import { ErrorEnvelope } from '../schemas/common.js';
+import { AgentIdParams, ErrorEnvelope } from '../api/schemas.js';
 import { configJson, routingJson } from './agents.json.js';
 
 import * as ex from './examples/agents.examples.js';
-import { defineRoute, type RouteDef } from './route.js';
+import { defineRoute, type RouteDef } from '../api/route.js';
 import type { AgentsClient } from '../clients.js';
 
 const BASE: ErrorCode[] = ['UNAUTHENTICATED', 'UNAVAILABLE'];

@@ -17,7 +17,7 @@ import { CREATED_AT_SKEW_MS, ImportForm, type ArchivedAgent } from '../schemas/a
 import { Agent } from '../schemas/agents.schemas.js';
 import { agentJson, fieldsToProto } from './agents.json.js';
 import * as ex from './examples/agents.examples.js';
-import { defineRoute, type RouteDef, type RouteInput } from './route.js';
+import { defineRoute, type RouteDef, type RouteInput } from '../api/route.js';
 import type { AgentsClient, FilesClient } from '../clients.js';
 
 type Call = RouteInput<unknown, unknown, unknown>['call'];

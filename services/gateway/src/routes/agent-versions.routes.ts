@@ -4,7 +4,7 @@ import { AgentConfig } from '../schemas/agents.schemas.js';
 import { configJson } from './agents.json.js';
 
 import * as ex from './examples/agents.examples.js';
-import { defineRoute, type RouteDef } from './route.js';
+import { defineRoute, type RouteDef } from '../api/route.js';
 import type { AgentsClient } from '../clients.js';
 
 const BASE: ErrorCode[] = ['UNAUTHENTICATED', 'UNAVAILABLE'];

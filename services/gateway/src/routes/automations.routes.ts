@@ -1,7 +1,7 @@
 import { errors } from '@workspace/platform';
 import type { Schedule as ScheduleProto, Trigger as TriggerProto } from '@workspace/proto/workspace/automations/v1/automations';
 import { readRawBody } from '../edge/raw-body.js';
-import { AgentIdParams } from '../schemas/agents.schemas.js';
+import { AgentIdParams } from '../api/schemas.js';
 import {
   CreatedTrigger,
   CreateScheduleBody,
@@ -15,9 +15,9 @@ import {
   TriggerIdParams,
   TriggerList,
 } from '../schemas/automations.schemas.js';
-import { defineRoute, type RouteDef } from './route.js';
+import { defineRoute, type RouteDef } from '../api/route.js';
 import * as ex from './examples/automations.examples.js';
-import { X_SIGNATURE } from './request-headers.js';
+import { X_SIGNATURE } from '../api/request-headers.js';
 import type { AutomationsClient } from '../clients.js';
 
 

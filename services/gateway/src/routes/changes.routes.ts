@@ -1,7 +1,7 @@
 import { ChangeList, ChangesCursor, ChangesCursorQuery, ChangesQuery } from '../schemas/changes.schemas.js';
 import { changeJson } from './files.json.js';
 
-import { defineRoute, type RouteDef } from './route.js';
+import { defineRoute, type RouteDef } from '../api/route.js';
 import * as ex from './examples/files.examples.js';
 import type { FilesClient } from '../clients.js';
 

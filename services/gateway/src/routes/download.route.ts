@@ -2,8 +2,8 @@ import type { ObjectStore } from '../transfer/object-store.js';
 import { sendFile } from '../transfer/send-file.js';
 import { RevisionPathQuery } from '../schemas/revisions.schemas.js';
 
-import { defineRoute, type RouteDef } from './route.js';
-import { IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_RANGE, RANGE } from './request-headers.js';
+import { defineRoute, type RouteDef } from '../api/route.js';
+import { IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_RANGE, RANGE } from '../api/request-headers.js';
 import type { FilesClient } from '../clients.js';
 
 export function downloadRoute(files: FilesClient, store: ObjectStore): RouteDef {

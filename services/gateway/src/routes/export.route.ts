@@ -7,7 +7,7 @@ import { TRANSFER_DEADLINE_MS, writeHead } from '../transfer/write-head.js';
 import { zipStream, type ZipItem } from '../transfer/zip-export.js';
 import { ExportQuery } from '../schemas/files.schemas.js';
 
-import { defineRoute, type RouteDef } from './route.js';
+import { defineRoute, type RouteDef } from '../api/route.js';
 import type { FilesClient, ProjectsClient } from '../clients.js';
 
 /** Every project's folder (docs/api/projects.md#context-file), named by the project's stored spelling. */

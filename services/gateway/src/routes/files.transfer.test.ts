@@ -11,7 +11,7 @@ import { requestId } from '../edge/request-id.js';
 import { setUser } from '../edge/request-context.js';
 import type { FilesRouteDeps } from './files.routes.js';
 import { downloadRoute } from './download.route.js';
-import { mountRoutes } from './route.js';
+import { mountRoutes } from '../api/route.js';
 import { uploadRoute } from './upload.route.js';
 import type { FilesClient } from '../clients.js';
 

@@ -5,7 +5,7 @@ import type { ObjectStore } from '../transfer/object-store.js';
 import { CreateLinkBody, LinkParams, LinkResult } from '../schemas/links.schemas.js';
 import { sendFile } from '../transfer/send-file.js';
 
-import { defineRoute, type RouteDef } from './route.js';
+import { defineRoute, type RouteDef } from '../api/route.js';
 import type { FilesClient } from '../clients.js';
 
 export const LINKS_PATH = '/v1/agent/files/links';

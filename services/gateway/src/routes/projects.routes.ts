@@ -1,6 +1,6 @@
 import type { Project } from '@workspace/proto/workspace/projects/v1/projects';
 import { CreateProjectBody, ListProjectsQuery, Project as ProjectSchema, ProjectList, UpdateProjectBody } from '../schemas/projects.schemas.js';
-import { defineRoute, type RouteDef } from './route.js';
+import { defineRoute, type RouteDef } from '../api/route.js';
 import * as ex from './examples/projects.examples.js';
 import type { ProjectsClient } from '../clients.js';
 

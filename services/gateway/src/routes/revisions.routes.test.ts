@@ -1,9 +1,9 @@
 import type { Response } from 'express';
 import { describe, expect, it } from 'vitest';
-import { parseWith } from '../http/validate.js';
+import { parseWith } from '../api/validate.js';
 
 import { revisionsRoutes } from './revisions.routes.js';
-import type { RouteDef } from './route.js';
+import type { RouteDef } from '../api/route.js';
 import type { FilesClient } from '../clients.js';
 
 /** Runs one route's handler as the router would (validation included), against a fake files client; returns the JSON it sent. */

@@ -1,8 +1,8 @@
-import { parseFileIfMatch } from '../http/if-match.js';
-import { FILE_IF_MATCH } from './request-headers.js';
+import { parseFileIfMatch } from '../api/if-match.js';
+import { FILE_IF_MATCH } from '../api/request-headers.js';
 import { RestoreBody, RestoreResult, RevisionList, RevisionsQuery, TrashList, TrashQuery } from '../schemas/revisions.schemas.js';
 
-import { defineRoute, type RouteDef } from './route.js';
+import { defineRoute, type RouteDef } from '../api/route.js';
 import * as ex from './examples/files.examples.js';
 import type { FilesClient } from '../clients.js';
 

@@ -1,6 +1,6 @@
 import { SearchQuery, SearchResult, searchResultExample } from '../schemas/search.schemas.js';
 
-import { defineRoute, type RouteDef } from './route.js';
+import { defineRoute, type RouteDef } from '../api/route.js';
 import type { FilesClient } from '../clients.js';
 
 /** A search reads every candidate file: a large workspace with a pattern that needs no literal text takes longer than the default deadline. */

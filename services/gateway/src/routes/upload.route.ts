@@ -5,9 +5,9 @@ import { readUploadForm, type FileHandler } from '../transfer/upload-form.js';
 import { UploadForm, UploadQuery, UploadResult } from '../schemas/files.schemas.js';
 import { UploadSession, type UploadDeps } from '../transfer/upload-session.js';
 
-import { parseFileIfMatch, parseIfNoneMatchStar } from '../http/if-match.js';
-import { FILE_IF_MATCH, UPLOAD_IF_NONE_MATCH } from './request-headers.js';
-import { defineRoute, type RouteDef, type RouteInput } from './route.js';
+import { parseFileIfMatch, parseIfNoneMatchStar } from '../api/if-match.js';
+import { FILE_IF_MATCH, UPLOAD_IF_NONE_MATCH } from '../api/request-headers.js';
+import { defineRoute, type RouteDef, type RouteInput } from '../api/route.js';
 import * as ex from './examples/files.examples.js';
 
 type Call = RouteInput<unknown, unknown, unknown>['call'];

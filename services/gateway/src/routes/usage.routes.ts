@@ -1,6 +1,6 @@
 import { Usage } from '../schemas/usage.schemas.js';
 
-import { defineRoute, type RouteDef } from './route.js';
+import { defineRoute, type RouteDef } from '../api/route.js';
 import type { Clients } from '../clients.js';
 
 /** What the user's workspace and Agents take against their quotas (docs/api/usage.md). */

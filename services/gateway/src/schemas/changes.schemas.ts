@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { integerQuery, timestamp } from './common.js';
-import { workspacePath } from './files.schemas.js';
+import { integerQuery, timestamp, workspacePath } from '../api/schemas.js';
 
 /** The longest a changes request may wait for a change (docs/api/files.md#changes), in seconds. */
 export const MAX_CHANGES_TIMEOUT_S = 60;

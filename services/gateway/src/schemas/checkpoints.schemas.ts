@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { timestamp, wellFormed } from './common.js';
-import { MoveBody, workspacePath } from './files.schemas.js';
+import { timestamp, wellFormed, workspacePath } from '../api/schemas.js';
+import { MoveBody } from './files.schemas.js';
 
 /** Any string is looked up: one that is not the user's checkpoint is 404, as for every other id. */
 export const CheckpointIdParams = z.object({ checkpointId: z.string().describe('`ckp_` + 32 lowercase hex') }).strict();

@@ -1,14 +1,7 @@
 import { z } from 'zod';
-import { booleanQuery, integerQuery, timestamp, wellFormed } from './common.js';
-import { projectName } from './projects.schemas.js';
+import { booleanQuery, integerQuery, projectName, timestamp, workspacePath } from '../api/schemas.js';
 
 const sha256 = z.string().describe('SHA-256 of the bytes, 64 lowercase hex');
-
-export const workspacePath = wellFormed(z.string()).describe(
-    'Absolute workspace path: `/files` or below it. A trailing `/` is dropped. Rejected (400 INVALID_PATH): anything outside `/files`, ' +
-      'empty, `.` or `..` segments, backslashes, control characters, a segment over 255 UTF-8 bytes, a path over 900 UTF-8 bytes. Case-sensitive. ' +
-    'A lone surrogate (400 INVALID_ARGUMENT) is refused: it cannot travel as UTF-8.',
-);
 
 export const onConflict = z
   .enum(['error', 'overwrite', 'uuid'])

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { timestamp } from './common.js';
-import { workspacePath } from './files.schemas.js';
+import { timestamp, workspacePath } from '../api/schemas.js';
 
 export const LINK_MIN_SECONDS = 60;
 export const LINK_MAX_SECONDS = 86_400;

@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { booleanQuery, timestamp, wellFormed } from './common.js';
-
-export const projectName = wellFormed(z.string().min(1).max(100)).describe('1–100 characters; compared case-insensitively (NFKC + lower case)');
+import { booleanQuery, projectName, timestamp, wellFormed } from '../api/schemas.js';
 
 export const ThreadSummary = z
   .object({ threadId: z.string(), title: z.string(), agentId: z.string(), createdAt: timestamp, updatedAt: timestamp })

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { DataStore, ERRORS, Upload } from '@tus/utils';
 import { createSHA256 } from 'hash-wasm';
 import { AppError, errors } from '@workspace/platform';
-import { parseFileIfMatch } from '../http/if-match.js';
+import { parseFileIfMatch } from '../api/if-match.js';
 import { IdleTimer } from '../transfer/idle-timer.js';
 import { PartBuffer } from '../transfer/part-buffer.js';
 import { STORE_DEADLINE_MS, UploadSession, type UploadCall, type UploadDeps } from '../transfer/upload-session.js';

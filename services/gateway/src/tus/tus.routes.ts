@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { AppError, errors, type Logger, type RedisClient } from '@workspace/platform';
 import type { ObjectStore } from '../transfer/object-store.js';
 
-import { TUS_RESUMABLE, UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET } from '../routes/request-headers.js';
-import { defineRoute, type Method, type RouteDef, type RouteInput } from '../routes/route.js';
+import { TUS_RESUMABLE, UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET } from '../api/request-headers.js';
+import { defineRoute, type Method, type RouteDef, type RouteInput } from '../api/route.js';
 import { RedisLocker } from './redis-locker.js';
 import { TusStateRepo } from './tus-state.redis.js';
 import { TusStore, tusCall } from './tus-store.js';

@@ -1,4 +1,4 @@
-import { AGENT_ID, CHAT_ID, CONFIG_ID, CREATED_AT, NEXT_CONFIG_ID, SHA256, UPDATED_AT } from './ids.examples.js';
+import { AGENT_ID, CHAT_ID, CONFIG_ID, CREATED_AT, NEXT_CONFIG_ID, SHA256, UPDATED_AT } from '../../api/ids.examples.js';
 
 /** Examples of the Agent routes (docs/api/agents.md). */
 

@@ -1,4 +1,4 @@
-import { AGENT_ID, CHAT_ID, CREATED_AT, SCHEDULE_ID, TRIGGER_ID } from './ids.examples.js';
+import { AGENT_ID, CHAT_ID, CREATED_AT, SCHEDULE_ID, TRIGGER_ID } from '../../api/ids.examples.js';
 
 /** Examples of schedules and webhook triggers (docs/api/automations.md). */
 

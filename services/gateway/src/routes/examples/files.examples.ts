@@ -1,4 +1,4 @@
-import { CREATED_AT, REVISION_ID, SHA256, UPDATED_AT } from './ids.examples.js';
+import { CREATED_AT, REVISION_ID, SHA256, UPDATED_AT } from '../../api/ids.examples.js';
 
 /** Examples of the file routes (docs/api/files.md). */
 

@@ -1,4 +1,4 @@
-import { CREATED_AT, UPDATED_AT } from './ids.examples.js';
+import { CREATED_AT, UPDATED_AT } from '../../api/ids.examples.js';
 
 /** Examples of the project routes (docs/api/projects.md). */
 

@@ -1,9 +1,9 @@
 import { createLogger } from '@workspace/platform';
 import { describe, expect, it } from 'vitest';
-import type { ObjectStore } from '../transfer/object-store.js';
-import { buildRoutes } from '../routes/index.js';
+import type { ObjectStore } from '../../transfer/object-store.js';
+import { buildRoutes } from '../registry.js';
 import { openApiDocument } from './document.js';
-import type { Clients } from '../clients.js';
+import type { Clients } from '../../clients.js';
 
 interface Parameter {
   name?: string;
@@ -82,7 +82,7 @@ describe('openapi — parameters', () => {
     const stringly = operations.flatMap((op) =>
       (op.parameters ?? []).filter((p) => p.in === 'query' && (p.schema?.pattern?.includes('[0-9]') || p.schema?.enum?.includes('true'))).map((p) => `${op.operationId} ${p.name}`),
     );
-    expect(stringly, 'type query numbers and booleans with integerQuery / booleanQuery (schemas/common.ts)').toEqual([]);
+    expect(stringly, 'type query numbers and booleans with integerQuery / booleanQuery (api/schemas.ts)').toEqual([]);
   });
 
   it('openapi — the headers routes read are declared: If-Match, Range and the conditionals, X-Signature; X-Request-Id everywhere', () => {

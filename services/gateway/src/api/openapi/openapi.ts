@@ -1,8 +1,8 @@
 import { httpStatusOf, type ErrorCode } from '@workspace/platform';
 import { z } from 'zod';
-import { ErrorEnvelope } from '../schemas/common.js';
-import { JSON_LIMIT_BYTES } from '../edge/json-body.js';
-import type { HeaderParam, RouteDef } from '../routes/route.js';
+import { ErrorEnvelope } from '../schemas.js';
+import { JSON_LIMIT_BYTES } from '../../edge/json-body.js';
+import type { HeaderParam, RouteDef } from '../route.js';
 
 type Json = Record<string, unknown>;
 

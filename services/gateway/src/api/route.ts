@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { clientWentAway } from '../edge/client-gone.js';
 import { jsonBody } from '../edge/json-body.js';
 import { checkQueryUtf8 } from '../edge/strict-utf8.js';
-import { parseWith } from '../http/validate.js';
+import { parseWith } from './validate.js';
 import { idempotencyKeyOf, maybeUserOf, requestIdOf } from '../edge/request-context.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';

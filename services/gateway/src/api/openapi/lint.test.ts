@@ -9,7 +9,7 @@ import { openApiDocument } from './document.js';
 
 const require = createRequire(import.meta.url);
 const cli = join(dirname(require.resolve('@redocly/cli/package.json')), 'bin/cli.js');
-const config = fileURLToPath(new URL('../../../../redocly.yaml', import.meta.url));
+const config = fileURLToPath(new URL('../../../../../redocly.yaml', import.meta.url));
 
 interface LintReport {
   totals: { errors: number; warnings: number };

@@ -50,6 +50,21 @@ export function hasLoneSurrogate(value: unknown): boolean {
 
 export const timestamp = z.string().describe('ISO 8601 UTC with milliseconds');
 
+/* Shared by several areas' schemas, so that no area imports another's. */
+
+/** A project's name: projects are created with it, and the export of one is asked for by it. */
+export const projectName = wellFormed(z.string().min(1).max(100)).describe('1–100 characters; compared case-insensitively (NFKC + lower case)');
+
+/** A path in the user's workspace: files, their revisions, checkpoints, search, changes and temporary links take one. */
+export const workspacePath = wellFormed(z.string()).describe(
+    'Absolute workspace path: `/files` or below it. A trailing `/` is dropped. Rejected (400 INVALID_PATH): anything outside `/files`, ' +
+      'empty, `.` or `..` segments, backslashes, control characters, a segment over 255 UTF-8 bytes, a path over 900 UTF-8 bytes. Case-sensitive. ' +
+    'A lone surrogate (400 INVALID_ARGUMENT) is refused: it cannot travel as UTF-8.',
+);
+
+/** `{agentId}` in the path: the agents' routes and the automations (schedules, triggers) of an Agent. */
+export const AgentIdParams = z.object({ agentId: z.string().describe('`agt_` + 32 lowercase hex') }).strict();
+
 export const ErrorEnvelope = z
   .object({
     error: z.object({

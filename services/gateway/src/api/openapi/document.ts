@@ -1,8 +1,8 @@
 import { createLogger, type RedisClient } from '@workspace/platform';
-import type { ObjectStore } from '../transfer/object-store.js';
-import { buildRoutes } from '../routes/index.js';
+import type { ObjectStore } from '../../transfer/object-store.js';
+import { buildRoutes } from '../registry.js';
 import { buildOpenApi, type ApiInfo } from './openapi.js';
-import type { Clients } from '../clients.js';
+import type { Clients } from '../../clients.js';
 
 export const API_INFO: ApiInfo = {
   title: 'Workspace API',

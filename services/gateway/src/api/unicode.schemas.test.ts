@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { parseWith } from '../http/validate.js';
-import { CreateAgentBody } from './agents.schemas.js';
-import { CreateTriggerBody } from './automations.schemas.js';
-import { ExportQuery } from './files.schemas.js';
-import { CreateProjectBody, UpdateProjectBody } from './projects.schemas.js';
+import { parseWith } from './validate.js';
+import { CreateAgentBody } from '../schemas/agents.schemas.js';
+import { CreateTriggerBody } from '../schemas/automations.schemas.js';
+import { ExportQuery } from '../schemas/files.schemas.js';
+import { CreateProjectBody, UpdateProjectBody } from '../schemas/projects.schemas.js';
 
 /** The `details.field` of the INVALID_ARGUMENT a value gets, or 'ok'. */
 function fieldOf(schema: z.ZodType, value: unknown): string | undefined {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseWith } from '../http/validate.js';
-import { ListAgentsQuery } from './agents.schemas.js';
-import { ListFilesQuery } from './files.schemas.js';
+import { parseWith } from './validate.js';
+import { ListAgentsQuery } from '../schemas/agents.schemas.js';
+import { ListFilesQuery } from '../schemas/files.schemas.js';
 
 const refusal = (run: () => unknown) => {
   try {

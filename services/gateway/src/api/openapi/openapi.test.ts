@@ -1,9 +1,9 @@
 import { createLogger } from '@workspace/platform';
 import { describe, expect, it } from 'vitest';
-import { buildRoutes } from '../routes/index.js';
-import type { ObjectStore } from '../transfer/object-store.js';
+import { buildRoutes } from '../registry.js';
+import type { ObjectStore } from '../../transfer/object-store.js';
 import { buildOpenApi } from './openapi.js';
-import type { Clients } from '../clients.js';
+import type { Clients } from '../../clients.js';
 
 type Operation = { operationId: string; security: unknown[]; parameters?: { name: string; in: string }[]; responses: Record<string, { description: string; headers?: Record<string, { $ref?: string }> }> };
 
