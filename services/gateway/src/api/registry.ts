@@ -3,16 +3,16 @@ import { aliasRoutes } from '../routes/agent-aliases.routes.js';
 import { agentTransferRoutes } from '../routes/agent-transfer.routes.js';
 import { versionRoutes } from '../routes/agent-versions.routes.js';
 import { agentsRoutes } from '../routes/agents.routes.js';
-import { automationsRoutes } from '../routes/automations.routes.js';
+import { automationsRoutes } from '../features/automations/automations.routes.js';
 import { filesRoutes, type FilesRouteDeps } from '../routes/files.routes.js';
 import { linksRoutes, type LinkOptions } from '../routes/links.routes.js';
 import { LinkSigner } from '../links/link-signer.js';
 import { tusRoutes, type TusOptions } from '../tus/tus.routes.js';
-import { projectsRoutes } from '../routes/projects.routes.js';
-import { webhooksRoutes } from '../routes/webhooks.routes.js';
+import { projectsRoutes } from '../features/projects/projects.routes.js';
+import { webhooksRoutes } from '../features/webhooks/webhooks.routes.js';
 import type { RouteDef } from './route.js';
 
-import { usageRoutes } from '../routes/usage.routes.js';
+import { usageRoutes } from '../features/usage/usage.routes.js';
 import { mcpRouteDocs } from '../features/mcp/mcp.openapi.js';
 
 /** What routes need besides the clients: the file routes' byte path and its settings. */

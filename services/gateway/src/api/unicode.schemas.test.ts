@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { parseWith } from './validate.js';
 import { CreateAgentBody } from '../schemas/agents.schemas.js';
-import { CreateTriggerBody } from '../schemas/automations.schemas.js';
+import { CreateTriggerBody } from '../features/automations/automations.schemas.js';
 import { ExportQuery } from '../schemas/files.schemas.js';
-import { CreateProjectBody, UpdateProjectBody } from '../schemas/projects.schemas.js';
+import { CreateProjectBody, UpdateProjectBody } from '../features/projects/projects.schemas.js';
 
 /** The `details.field` of the INVALID_ARGUMENT a value gets, or 'ok'. */
 function fieldOf(schema: z.ZodType, value: unknown): string | undefined {

@@ -1,7 +1,7 @@
 import { errors } from '@workspace/platform';
 import type { Schedule as ScheduleProto, Trigger as TriggerProto } from '@workspace/proto/workspace/automations/v1/automations';
-import { readRawBody } from '../edge/raw-body.js';
-import { AgentIdParams } from '../api/schemas.js';
+import { readRawBody } from '../../edge/raw-body.js';
+import { AgentIdParams } from '../../api/schemas.js';
 import {
   CreatedTrigger,
   CreateScheduleBody,
@@ -14,11 +14,11 @@ import {
   ScheduleList,
   TriggerIdParams,
   TriggerList,
-} from '../schemas/automations.schemas.js';
-import { defineRoute, type RouteDef } from '../api/route.js';
-import * as ex from './examples/automations.examples.js';
-import { X_SIGNATURE } from '../api/request-headers.js';
-import type { AutomationsClient } from '../clients.js';
+} from './automations.schemas.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import * as ex from './automations.examples.js';
+import { X_SIGNATURE } from '../../api/request-headers.js';
+import type { AutomationsClient } from '../../clients.js';
 
 
 /** A webhook body is read whole before its signature is checked: 1 MiB, like JSON bodies. */

@@ -1,9 +1,9 @@
 import { errors } from '@workspace/platform';
 import type { Webhook as WebhookProto } from '@workspace/proto/workspace/webhooks/v1/webhooks';
-import { CreatedWebhook, CreateWebhookBody, DeliveryList, UpdateWebhookBody, Webhook, WebhookIdParams, WebhookList } from '../schemas/webhooks.schemas.js';
-import * as ex from './examples/webhooks.examples.js';
-import { defineRoute, type RouteDef } from '../api/route.js';
-import type { WebhooksClient } from '../clients.js';
+import { CreatedWebhook, CreateWebhookBody, DeliveryList, UpdateWebhookBody, Webhook, WebhookIdParams, WebhookList } from './webhooks.schemas.js';
+import * as ex from './webhooks.examples.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import type { WebhooksClient } from '../../clients.js';
 
 
 const BASE = ['UNAUTHENTICATED', 'UNAVAILABLE'] as const;

@@ -1,6 +1,6 @@
 import { EVENT_DATA } from '@workspace/platform';
 import { z } from 'zod';
-import { timestamp, wellFormed } from '../api/schemas.js';
+import { timestamp, wellFormed } from '../../api/schemas.js';
 
 const EVENT_LIST = `${Object.keys(EVENT_DATA).sort().join(', ')}, or "*" for all`;
 

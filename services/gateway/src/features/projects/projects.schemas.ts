@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { booleanQuery, projectName, timestamp, wellFormed } from '../api/schemas.js';
+import { booleanQuery, projectName, timestamp, wellFormed } from '../../api/schemas.js';
 
 export const ThreadSummary = z
   .object({ threadId: z.string(), title: z.string(), agentId: z.string(), createdAt: timestamp, updatedAt: timestamp })

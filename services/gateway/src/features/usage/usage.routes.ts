@@ -1,7 +1,7 @@
-import { Usage } from '../schemas/usage.schemas.js';
+import { Usage } from './usage.schemas.js';
 
-import { defineRoute, type RouteDef } from '../api/route.js';
-import type { Clients } from '../clients.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import type { Clients } from '../../clients.js';
 
 /** What the user's workspace and Agents take against their quotas (docs/api/usage.md). */
 export function usageRoutes(clients: Pick<Clients, 'files' | 'agents'>): RouteDef[] {

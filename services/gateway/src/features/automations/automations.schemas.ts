@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp, wellFormed } from '../api/schemas.js';
+import { timestamp, wellFormed } from '../../api/schemas.js';
 
 const agentId = z.string().describe('`agt_` + 32 lowercase hex');
 

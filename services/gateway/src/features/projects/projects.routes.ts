@@ -1,8 +1,8 @@
 import type { Project } from '@workspace/proto/workspace/projects/v1/projects';
-import { CreateProjectBody, ListProjectsQuery, Project as ProjectSchema, ProjectList, UpdateProjectBody } from '../schemas/projects.schemas.js';
-import { defineRoute, type RouteDef } from '../api/route.js';
-import * as ex from './examples/projects.examples.js';
-import type { ProjectsClient } from '../clients.js';
+import { CreateProjectBody, ListProjectsQuery, Project as ProjectSchema, ProjectList, UpdateProjectBody } from './projects.schemas.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import * as ex from './projects.examples.js';
+import type { ProjectsClient } from '../../clients.js';
 
 
 function toJson(p: Project) {
