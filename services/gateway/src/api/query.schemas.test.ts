@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseWith } from './validate.js';
-import { ListAgentsQuery } from '../schemas/agents.schemas.js';
+import { ListAgentsQuery } from '../features/agents/agents.schemas.js';
 import { ListFilesQuery } from '../schemas/files.schemas.js';
 
 const refusal = (run: () => unknown) => {

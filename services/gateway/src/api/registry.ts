@@ -1,8 +1,8 @@
 import type { Clients } from '../clients.js';
-import { aliasRoutes } from '../routes/agent-aliases.routes.js';
-import { agentTransferRoutes } from '../routes/agent-transfer.routes.js';
-import { versionRoutes } from '../routes/agent-versions.routes.js';
-import { agentsRoutes } from '../routes/agents.routes.js';
+import { aliasRoutes } from '../features/agents/agent-aliases.routes.js';
+import { agentTransferRoutes } from '../features/agents/transfer/agent-transfer.routes.js';
+import { versionRoutes } from '../features/agents/agent-versions.routes.js';
+import { agentsRoutes } from '../features/agents/agents.routes.js';
 import { automationsRoutes } from '../features/automations/automations.routes.js';
 import { filesRoutes, type FilesRouteDeps } from '../routes/files.routes.js';
 import { linksRoutes, type LinkOptions } from '../routes/links.routes.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { parseWith } from './validate.js';
-import { CreateAgentBody } from '../schemas/agents.schemas.js';
+import { CreateAgentBody } from '../features/agents/agents.schemas.js';
 import { CreateTriggerBody } from '../features/automations/automations.schemas.js';
 import { ExportQuery } from '../schemas/files.schemas.js';
 import { CreateProjectBody, UpdateProjectBody } from '../features/projects/projects.schemas.js';

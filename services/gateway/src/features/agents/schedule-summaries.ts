@@ -1,5 +1,5 @@
 import type { OutgoingContext } from '@workspace/platform';
-import type { AutomationsClient } from '../clients.js';
+import type { AutomationsClient } from '../../clients.js';
 
 type ListItem = { agentId: string; activeScheduleCount: number; nextRunAt: string | null };
 

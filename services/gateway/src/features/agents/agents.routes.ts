@@ -1,8 +1,8 @@
 import type { Response } from 'express';
 import { errors, isAppError, type ErrorCode } from '@workspace/platform';
 import type { Agent as AgentProto } from '@workspace/proto/workspace/agents/v1/agents';
-import { sendError } from '../edge/errors.js';
-import { parseIfMatch } from '../api/if-match.js';
+import { sendError } from '../../edge/errors.js';
+import { parseIfMatch } from '../../api/if-match.js';
 import {
   Agent,
   AgentList,
@@ -15,15 +15,15 @@ import {
   CreateChatBody,
   ListAgentsQuery,
   UpdateAgentBody,
-} from '../schemas/agents.schemas.js';
-import { AgentIdParams, ErrorEnvelope } from '../api/schemas.js';
+} from './agents.schemas.js';
+import { AgentIdParams, ErrorEnvelope } from '../../api/schemas.js';
 import { agentJson, chatJson, configJson, fieldsToProto, listItemJson } from './agents.json.js';
 
-import { defineRoute, type RouteDef } from '../api/route.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
 import { withScheduleSummaries } from './schedule-summaries.js';
-import * as ex from './examples/agents.examples.js';
-import { IF_MATCH } from '../api/request-headers.js';
-import type { AutomationsClient, AgentsClient } from '../clients.js';
+import * as ex from './agents.examples.js';
+import { IF_MATCH } from '../../api/request-headers.js';
+import type { AutomationsClient, AgentsClient } from '../../clients.js';
 
 const ETAG_DOC = { ETag: '"<currentConfigId>": the config this representation is based on; send it back in If-Match to update' };
 const BASE: ErrorCode[] = ['UNAUTHENTICATED', 'UNAVAILABLE'];

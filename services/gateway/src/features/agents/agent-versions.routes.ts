@@ -1,11 +1,11 @@
 import type { ErrorCode } from '@workspace/platform';
-import { ConfigIdParams, DiffQuery, VersionDiff } from '../schemas/agent-aliases.schemas.js';
-import { AgentConfig } from '../schemas/agents.schemas.js';
+import { ConfigIdParams, DiffQuery, VersionDiff } from './agent-aliases.schemas.js';
+import { AgentConfig } from './agents.schemas.js';
 import { configJson } from './agents.json.js';
 
-import * as ex from './examples/agents.examples.js';
-import { defineRoute, type RouteDef } from '../api/route.js';
-import type { AgentsClient } from '../clients.js';
+import * as ex from './agents.examples.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import type { AgentsClient } from '../../clients.js';
 
 const BASE: ErrorCode[] = ['UNAUTHENTICATED', 'UNAVAILABLE'];
 

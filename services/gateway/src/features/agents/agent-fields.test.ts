@@ -1,7 +1,7 @@
 import { AGENT_FIELD_NAMES, AGENT_FIELDS, type AgentFieldSpec } from '@workspace/platform';
 import { AgentConfig as AgentConfigMessage, AgentFields as AgentFieldsMessage } from '@workspace/proto/workspace/agents/v1/agents';
 import { describe, expect, it } from 'vitest';
-import { configJson, fieldsToProto } from '../routes/agents.json.js';
+import { configJson, fieldsToProto } from './agents.json.js';
 import { AgentConfig, CreateAgentBody, UpdateAgentBody } from './agents.schemas.js';
 
 /** A valid submitted value of a field, found from its declaration alone. */

@@ -1,7 +1,7 @@
 import type { Agent, AgentConfig, AgentFields, AgentListItem, Chat, KnowledgeFile } from '@workspace/proto/workspace/agents/v1/agents';
 import type { z } from 'zod';
 import { AGENT_FIELD_NAMES, agentFieldsToProto, type AgentFieldName } from '@workspace/platform';
-import { CONFIG_MEMBER_ORDER, type CreateAgentBody, type UpdateAgentBody } from '../schemas/agents.schemas.js';
+import { CONFIG_MEMBER_ORDER, type CreateAgentBody, type UpdateAgentBody } from './agents.schemas.js';
 
 type Fields = Omit<z.output<typeof UpdateAgentBody>, 'baseConfigId'> | z.output<typeof CreateAgentBody>;
 

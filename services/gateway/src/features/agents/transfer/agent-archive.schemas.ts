@@ -1,8 +1,8 @@
 import { isAppError, lineageCycle, parsePath } from '@workspace/platform';
 import { z } from 'zod';
-import { aliasTargetFields } from './agent-aliases.schemas.js';
-import { CreateAgentBody, MAX_KNOWLEDGE_FILES } from './agents.schemas.js';
-import { wellFormed } from '../api/schemas.js';
+import { aliasTargetFields } from '../agent-aliases.schemas.js';
+import { CreateAgentBody, MAX_KNOWLEDGE_FILES } from '../agents.schemas.js';
+import { wellFormed } from '../../../api/schemas.js';
 
 /**
  * `agent.json` of an Agent archive, held to the rules of the API itself: a configuration's

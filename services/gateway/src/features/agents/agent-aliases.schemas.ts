@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AgentConfig } from './agents.schemas.js';
-import { timestamp, wellFormed } from '../api/schemas.js';
+import { timestamp, wellFormed } from '../../api/schemas.js';
 
 export const ConfigIdParams = z.object({ agentId: z.string(), configId: z.string().describe('`cfg_` + 32 lowercase hex') }).strict();
 export const AliasParams = z.object({ agentId: z.string(), alias: z.string().describe('1–64 of a–z 0–9 - _, starting with a letter or digit') }).strict();

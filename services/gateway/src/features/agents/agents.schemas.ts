@@ -1,7 +1,7 @@
 import { AGENT_FIELD_NAMES, AGENT_FIELDS, checkJsonValue, type AgentFieldName, type AgentFieldSpec } from '@workspace/platform';
 import { AgentConfig as AgentConfigMessage } from '@workspace/proto/workspace/agents/v1/agents';
 import { z } from 'zod';
-import { hasLoneSurrogate, integerQuery, timestamp, wellFormed } from '../api/schemas.js';
+import { hasLoneSurrogate, integerQuery, timestamp, wellFormed } from '../../api/schemas.js';
 
 /** Lengths count Unicode code points (an emoji is one character), as the agents service does. */
 const codePoints = (s: string) => [...s].length;

@@ -1,14 +1,14 @@
 import type { Response } from 'express';
 import { errors, type ErrorCode } from '@workspace/platform';
 import type { Alias as AliasProto } from '@workspace/proto/workspace/agents/v1/agents';
-import { parseIfMatch } from '../api/if-match.js';
-import { Alias, AliasHistory, AliasList, AliasParams, AliasStats, AliasWithConfig, PutAliasBody } from '../schemas/agent-aliases.schemas.js';
-import { AgentIdParams, ErrorEnvelope } from '../api/schemas.js';
+import { parseIfMatch } from '../../api/if-match.js';
+import { Alias, AliasHistory, AliasList, AliasParams, AliasStats, AliasWithConfig, PutAliasBody } from './agent-aliases.schemas.js';
+import { AgentIdParams, ErrorEnvelope } from '../../api/schemas.js';
 import { configJson, routingJson } from './agents.json.js';
 
-import * as ex from './examples/agents.examples.js';
-import { defineRoute, type RouteDef } from '../api/route.js';
-import type { AgentsClient } from '../clients.js';
+import * as ex from './agents.examples.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import type { AgentsClient } from '../../clients.js';
 
 const BASE: ErrorCode[] = ['UNAUTHENTICATED', 'UNAVAILABLE'];
 const ETAG_DOC = { ETag: '"<configId>": the config the alias names; send it in If-Match to move the alias only from there' };

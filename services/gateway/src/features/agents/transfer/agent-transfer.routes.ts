@@ -1,12 +1,12 @@
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import archiver from 'archiver';
-import { attachment } from '../transfer/download.js';
-import { writeHead } from '../transfer/write-head.js';
-import { AgentIdParams } from '../api/schemas.js';
-import { configJson, routingJson } from './agents.json.js';
-import * as ex from './examples/agents.examples.js';
-import { defineRoute, type RouteDef } from '../api/route.js';
+import { attachment } from '../../../transfer/download.js';
+import { writeHead } from '../../../transfer/write-head.js';
+import { AgentIdParams } from '../../../api/schemas.js';
+import { configJson, routingJson } from '../agents.json.js';
+import * as ex from '../agents.examples.js';
+import { defineRoute, type RouteDef } from '../../../api/route.js';
 import { importRoute, type AgentTransferDeps } from './agent-import.route.js';
 
 export const ARCHIVE_FORMAT = 'workspace.agent/v1';

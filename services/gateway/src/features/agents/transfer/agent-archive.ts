@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
 import { errors, isAppError } from '@workspace/platform';
-import { JsonTextGuard } from '../edge/json-guard.js';
+import { JsonTextGuard } from '../../../edge/json-guard.js';
 
 /**
  * Hard bounds on an Agent archive, checked against the central directory before a byte is

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { errors, isAppError } from '@workspace/platform';
-import { AgentArchiveDocument, type ArchivedAgent } from '../schemas/agent-archive.schemas.js';
-import { parseWith } from '../api/validate.js';
+import { AgentArchiveDocument, type ArchivedAgent } from './agent-archive.schemas.js';
+import { parseWith } from '../../../api/validate.js';
 
 /**
  * agent.json of an Agent archive, parsed and validated off the event loop. Its bytes passed the
