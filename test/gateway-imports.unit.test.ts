@@ -65,7 +65,7 @@ describe('gateway — module structure', () => {
   const graph = new Map(files.map((f) => [f, importsOf(f)]));
 
   it('the reader of imports is not blind: it sees the route registry import the routes, and a cycle when there is one', () => {
-    expect(graph.get(join(SRC, 'api/registry.ts'))).toContain(join(SRC, 'routes/files.routes.ts'));
+    expect(graph.get(join(SRC, 'api/registry.ts'))).toContain(join(SRC, 'features/files/files.routes.ts'));
     expect(cycles(new Map([['a', ['b']], ['b', ['a']], ['c', ['a']]]))).toEqual([['a', 'b'].map((p) => relative(SRC, p))].map((c) => c.sort()));
   });
 

@@ -15,7 +15,7 @@ import { ObjectStore } from './transfer/object-store.js';
 import { IdempotencyStore } from './edge/limits/idempotency-store.js';
 import { RateLimiter } from './edge/limits/rate-limit.js';
 import { UploadSlots } from './edge/limits/upload-slots.js';
-import { LinkSigner, type LinkKey } from './links/link-signer.js';
+import { LinkSigner, type LinkKey } from './features/links/link-signer.js';
 import type { Clients } from './clients.js';
 
 export interface GatewayOptions {

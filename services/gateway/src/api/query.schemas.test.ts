@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseWith } from './validate.js';
 import { ListAgentsQuery } from '../features/agents/agents.schemas.js';
-import { ListFilesQuery } from '../schemas/files.schemas.js';
+import { ListFilesQuery } from '../features/files/files.schemas.js';
 
 const refusal = (run: () => unknown) => {
   try {

@@ -4,10 +4,10 @@ import { agentTransferRoutes } from '../features/agents/transfer/agent-transfer.
 import { versionRoutes } from '../features/agents/agent-versions.routes.js';
 import { agentsRoutes } from '../features/agents/agents.routes.js';
 import { automationsRoutes } from '../features/automations/automations.routes.js';
-import { filesRoutes, type FilesRouteDeps } from '../routes/files.routes.js';
-import { linksRoutes, type LinkOptions } from '../routes/links.routes.js';
-import { LinkSigner } from '../links/link-signer.js';
-import { tusRoutes, type TusOptions } from '../tus/tus.routes.js';
+import { filesRoutes, type FilesRouteDeps } from '../features/files/files.routes.js';
+import { linksRoutes, type LinkOptions } from '../features/links/links.routes.js';
+import { LinkSigner } from '../features/links/link-signer.js';
+import { tusRoutes, type TusOptions } from '../features/files/tus/tus.routes.js';
 import { projectsRoutes } from '../features/projects/projects.routes.js';
 import { webhooksRoutes } from '../features/webhooks/webhooks.routes.js';
 import type { RouteDef } from './route.js';

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { parseWith } from './validate.js';
 import { CreateAgentBody } from '../features/agents/agents.schemas.js';
 import { CreateTriggerBody } from '../features/automations/automations.schemas.js';
-import { ExportQuery } from '../schemas/files.schemas.js';
+import { ExportQuery } from '../features/files/files.schemas.js';
 import { CreateProjectBody, UpdateProjectBody } from '../features/projects/projects.schemas.js';
 
 /** The `details.field` of the INVALID_ARGUMENT a value gets, or 'ok'. */

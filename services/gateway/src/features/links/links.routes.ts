@@ -1,12 +1,12 @@
 import type { Request } from 'express';
 import { AppError, errors } from '@workspace/platform';
-import type { LinkSigner } from '../links/link-signer.js';
-import type { ObjectStore } from '../transfer/object-store.js';
-import { CreateLinkBody, LinkParams, LinkResult } from '../schemas/links.schemas.js';
-import { sendFile } from '../transfer/send-file.js';
+import type { LinkSigner } from './link-signer.js';
+import type { ObjectStore } from '../../transfer/object-store.js';
+import { CreateLinkBody, LinkParams, LinkResult } from './links.schemas.js';
+import { sendFile } from '../../transfer/send-file.js';
 
-import { defineRoute, type RouteDef } from '../api/route.js';
-import type { FilesClient } from '../clients.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import type { FilesClient } from '../../clients.js';
 
 export const LINKS_PATH = '/v1/agent/files/links';
 

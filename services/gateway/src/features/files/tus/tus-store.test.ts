@@ -3,11 +3,11 @@ import { Readable } from 'node:stream';
 import { Upload } from '@tus/utils';
 import { describe, expect, it } from 'vitest';
 import { AppError, createLogger, errors } from '@workspace/platform';
-import type { ObjectStore } from '../transfer/object-store.js';
+import type { ObjectStore } from '../../../transfer/object-store.js';
 
 import type { TusState, TusStateRepo } from './tus-state.redis.js';
 import { TusStore, tusCall } from './tus-store.js';
-import type { FilesClient } from '../clients.js';
+import type { FilesClient } from '../../../clients.js';
 
 const PART = 5;
 

@@ -5,15 +5,15 @@ import express from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, errors } from '@workspace/platform';
 import { EntryType, type CommitUploadRequest } from '@workspace/proto/workspace/files/v1/files';
-import { errorHandler } from '../edge/errors.js';
-import { ObjectStore } from '../transfer/object-store.js';
-import { requestId } from '../edge/request-id.js';
-import { setUser } from '../edge/request-context.js';
+import { errorHandler } from '../../edge/errors.js';
+import { ObjectStore } from '../../transfer/object-store.js';
+import { requestId } from '../../edge/request-id.js';
+import { setUser } from '../../edge/request-context.js';
 import type { FilesRouteDeps } from './files.routes.js';
 import { downloadRoute } from './download.route.js';
-import { mountRoutes } from '../api/route.js';
+import { mountRoutes } from '../../api/route.js';
 import { uploadRoute } from './upload.route.js';
-import type { FilesClient } from '../clients.js';
+import type { FilesClient } from '../../clients.js';
 
 /** The object store's stand-in: keeps what is PUT, serves GETs (with Range), or fails on demand. */
 const objects = new Map<string, Buffer>();

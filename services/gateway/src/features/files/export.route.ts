@@ -1,14 +1,14 @@
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from '@workspace/platform';
 import type { ListExportResponse } from '@workspace/proto/workspace/files/v1/files';
-import { attachment } from '../transfer/download.js';
-import type { ObjectStore } from '../transfer/object-store.js';
-import { TRANSFER_DEADLINE_MS, writeHead } from '../transfer/write-head.js';
-import { zipStream, type ZipItem } from '../transfer/zip-export.js';
-import { ExportQuery } from '../schemas/files.schemas.js';
+import { attachment } from '../../transfer/download.js';
+import type { ObjectStore } from '../../transfer/object-store.js';
+import { TRANSFER_DEADLINE_MS, writeHead } from '../../transfer/write-head.js';
+import { zipStream, type ZipItem } from '../../transfer/zip-export.js';
+import { ExportQuery } from './files.schemas.js';
 
-import { defineRoute, type RouteDef } from '../api/route.js';
-import type { FilesClient, ProjectsClient } from '../clients.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import type { FilesClient, ProjectsClient } from '../../clients.js';
 
 /** Every project's folder (docs/api/projects.md#context-file), named by the project's stored spelling. */
 export function projectFolder(name: string): string {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { booleanQuery, integerQuery, wellFormed, workspacePath } from '../api/schemas.js';
+import { booleanQuery, integerQuery, wellFormed, workspacePath } from '../../api/schemas.js';
 
 /** Characters as people count them: code points, not UTF-16 units. */
 const codePoints = (value: string) => [...value].length;

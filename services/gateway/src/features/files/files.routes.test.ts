@@ -2,11 +2,11 @@ import type { Response } from 'express';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '@workspace/platform';
 import { OnConflict, type ListFilesResponse } from '@workspace/proto/workspace/files/v1/files';
-import type { ObjectStore } from '../transfer/object-store.js';
-import { parseWith } from '../api/validate.js';
+import type { ObjectStore } from '../../transfer/object-store.js';
+import { parseWith } from '../../api/validate.js';
 import { filesRoutes } from './files.routes.js';
-import type { RouteDef } from '../api/route.js';
-import type { FilesClient } from '../clients.js';
+import type { RouteDef } from '../../api/route.js';
+import type { FilesClient } from '../../clients.js';
 
 /** Runs one route's handler as the router would, against a fake files client; returns the JSON it sent. */
 async function run(files: Partial<Record<keyof FilesClient, unknown>>, operationId: string, input: { query?: object; body?: object }) {

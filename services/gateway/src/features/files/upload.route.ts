@@ -1,14 +1,14 @@
 import type { Request } from 'express';
 import { AppError } from '@workspace/platform';
 import type { UploadFileResponse } from '@workspace/proto/workspace/files/v1/files';
-import { readUploadForm, type FileHandler } from '../transfer/upload-form.js';
-import { UploadForm, UploadQuery, UploadResult } from '../schemas/files.schemas.js';
-import { UploadSession, type UploadDeps } from '../transfer/upload-session.js';
+import { readUploadForm, type FileHandler } from '../../transfer/upload-form.js';
+import { UploadForm, UploadQuery, UploadResult } from './files.schemas.js';
+import { UploadSession, type UploadDeps } from '../../transfer/upload-session.js';
 
-import { parseFileIfMatch, parseIfNoneMatchStar } from '../api/if-match.js';
-import { FILE_IF_MATCH, UPLOAD_IF_NONE_MATCH } from '../api/request-headers.js';
-import { defineRoute, type RouteDef, type RouteInput } from '../api/route.js';
-import * as ex from './examples/files.examples.js';
+import { parseFileIfMatch, parseIfNoneMatchStar } from '../../api/if-match.js';
+import { FILE_IF_MATCH, UPLOAD_IF_NONE_MATCH } from '../../api/request-headers.js';
+import { defineRoute, type RouteDef, type RouteInput } from '../../api/route.js';
+import * as ex from './files.examples.js';
 
 type Call = RouteInput<unknown, unknown, unknown>['call'];
 

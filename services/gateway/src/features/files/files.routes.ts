@@ -1,10 +1,10 @@
 import type { ErrorCode, Logger } from '@workspace/platform';
 
-import type { ObjectStore } from '../transfer/object-store.js';
-import { CreateDirectoryBody, CreateDirectoryResult, DeleteFileQuery, DeleteResult, FileList, ListFilesQuery, MoveBody, MoveResult, ReadResult } from '../schemas/files.schemas.js';
-import { parseFileIfMatch } from '../api/if-match.js';
-import { FILE_IF_MATCH } from '../api/request-headers.js';
-import { RevisionPathQuery } from '../schemas/revisions.schemas.js';
+import type { ObjectStore } from '../../transfer/object-store.js';
+import { CreateDirectoryBody, CreateDirectoryResult, DeleteFileQuery, DeleteResult, FileList, ListFilesQuery, MoveBody, MoveResult, ReadResult } from './files.schemas.js';
+import { parseFileIfMatch } from '../../api/if-match.js';
+import { FILE_IF_MATCH } from '../../api/request-headers.js';
+import { RevisionPathQuery } from './revisions.schemas.js';
 import { changesRoutes } from './changes.routes.js';
 import { downloadRoute } from './download.route.js';
 import { exportRoute } from './export.route.js';
@@ -12,11 +12,11 @@ import { exportRoute } from './export.route.js';
 import { revisionsRoutes } from './revisions.routes.js';
 import { searchRoutes } from './search.routes.js';
 import { checkpointsRoutes } from './checkpoints.routes.js';
-import { CopyBody } from '../schemas/checkpoints.schemas.js';
-import { defineRoute, type RouteDef } from '../api/route.js';
+import { CopyBody } from './checkpoints.schemas.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
 import { uploadRoute } from './upload.route.js';
-import * as ex from './examples/files.examples.js';
-import { CONFLICT_MODES, type ProjectsClient, type FilesClient } from '../clients.js';
+import * as ex from './files.examples.js';
+import { CONFLICT_MODES, type ProjectsClient, type FilesClient } from '../../clients.js';
 
 /** What the file routes need besides the files client. */
 export interface FilesRouteDeps {

@@ -1,10 +1,10 @@
-import { parseFileIfMatch } from '../api/if-match.js';
-import { FILE_IF_MATCH } from '../api/request-headers.js';
-import { RestoreBody, RestoreResult, RevisionList, RevisionsQuery, TrashList, TrashQuery } from '../schemas/revisions.schemas.js';
+import { parseFileIfMatch } from '../../api/if-match.js';
+import { FILE_IF_MATCH } from '../../api/request-headers.js';
+import { RestoreBody, RestoreResult, RevisionList, RevisionsQuery, TrashList, TrashQuery } from './revisions.schemas.js';
 
-import { defineRoute, type RouteDef } from '../api/route.js';
-import * as ex from './examples/files.examples.js';
-import type { FilesClient } from '../clients.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import * as ex from './files.examples.js';
+import type { FilesClient } from '../../clients.js';
 
 /**
  * A recursive restore is one atomic step over every trashed file below the path: 10,000 files

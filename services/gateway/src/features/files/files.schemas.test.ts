@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { parseWith } from '../api/validate.js';
+import { parseWith } from '../../api/validate.js';
 import { ChangesCursorQuery, ChangesQuery } from './changes.schemas.js';
 import { ListFilesQuery, MoveBody } from './files.schemas.js';
 

@@ -1,10 +1,10 @@
 import type { Response } from 'express';
 import { describe, expect, it } from 'vitest';
-import { parseWith } from '../api/validate.js';
+import { parseWith } from '../../api/validate.js';
 
 import { revisionsRoutes } from './revisions.routes.js';
-import type { RouteDef } from '../api/route.js';
-import type { FilesClient } from '../clients.js';
+import type { RouteDef } from '../../api/route.js';
+import type { FilesClient } from '../../clients.js';
 
 /** Runs one route's handler as the router would (validation included), against a fake files client; returns the JSON it sent. */
 async function run(files: Partial<Record<keyof FilesClient, unknown>>, operationId: string, input: { query?: object; body?: object }) {

@@ -1,7 +1,7 @@
-import { SearchQuery, SearchResult, searchResultExample } from '../schemas/search.schemas.js';
+import { SearchQuery, SearchResult, searchResultExample } from './search.schemas.js';
 
-import { defineRoute, type RouteDef } from '../api/route.js';
-import type { FilesClient } from '../clients.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import type { FilesClient } from '../../clients.js';
 
 /** A search reads every candidate file: a large workspace with a pattern that needs no literal text takes longer than the default deadline. */
 const SEARCH_DEADLINE_MS = 60_000;

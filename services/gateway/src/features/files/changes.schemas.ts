@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { integerQuery, timestamp, workspacePath } from '../api/schemas.js';
+import { integerQuery, timestamp, workspacePath } from '../../api/schemas.js';
 
 /** The longest a changes request may wait for a change (docs/api/files.md#changes), in seconds. */
 export const MAX_CHANGES_TIMEOUT_S = 60;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { booleanQuery, integerQuery, projectName, timestamp, workspacePath } from '../api/schemas.js';
+import { booleanQuery, integerQuery, projectName, timestamp, workspacePath } from '../../api/schemas.js';
 
 const sha256 = z.string().describe('SHA-256 of the bytes, 64 lowercase hex');
 

@@ -1,7 +1,7 @@
-import { Checkpoint, CheckpointIdParams, CheckpointList, CheckpointsQuery, CreateCheckpointBody, RewindBody, RewindResult } from '../schemas/checkpoints.schemas.js';
+import { Checkpoint, CheckpointIdParams, CheckpointList, CheckpointsQuery, CreateCheckpointBody, RewindBody, RewindResult } from './checkpoints.schemas.js';
 
-import { defineRoute, type RouteDef } from '../api/route.js';
-import type { FilesClient } from '../clients.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import type { FilesClient } from '../../clients.js';
 
 /** A checkpoint or a rewind of a large tree is one atomic step of O(N) index work: more than the default deadline. */
 const TREE_DEADLINE_MS = 60_000;

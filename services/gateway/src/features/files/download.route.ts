@@ -1,10 +1,10 @@
-import type { ObjectStore } from '../transfer/object-store.js';
-import { sendFile } from '../transfer/send-file.js';
-import { RevisionPathQuery } from '../schemas/revisions.schemas.js';
+import type { ObjectStore } from '../../transfer/object-store.js';
+import { sendFile } from '../../transfer/send-file.js';
+import { RevisionPathQuery } from './revisions.schemas.js';
 
-import { defineRoute, type RouteDef } from '../api/route.js';
-import { IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_RANGE, RANGE } from '../api/request-headers.js';
-import type { FilesClient } from '../clients.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import { IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_RANGE, RANGE } from '../../api/request-headers.js';
+import type { FilesClient } from '../../clients.js';
 
 export function downloadRoute(files: FilesClient, store: ObjectStore): RouteDef {
   return defineRoute({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp, wellFormed, workspacePath } from '../api/schemas.js';
+import { timestamp, wellFormed, workspacePath } from '../../api/schemas.js';
 import { MoveBody } from './files.schemas.js';
 
 /** Any string is looked up: one that is not the user's checkpoint is 404, as for every other id. */

@@ -3,10 +3,10 @@ import type { Readable } from 'node:stream';
 import { DataStore, ERRORS, Upload } from '@tus/utils';
 import { createSHA256 } from 'hash-wasm';
 import { AppError, errors } from '@workspace/platform';
-import { parseFileIfMatch } from '../api/if-match.js';
-import { IdleTimer } from '../transfer/idle-timer.js';
-import { PartBuffer } from '../transfer/part-buffer.js';
-import { STORE_DEADLINE_MS, UploadSession, type UploadCall, type UploadDeps } from '../transfer/upload-session.js';
+import { parseFileIfMatch } from '../../../api/if-match.js';
+import { IdleTimer } from '../../../transfer/idle-timer.js';
+import { PartBuffer } from '../../../transfer/part-buffer.js';
+import { STORE_DEADLINE_MS, UploadSession, type UploadCall, type UploadDeps } from '../../../transfer/upload-session.js';
 import type { TusStateRepo, TusState } from './tus-state.redis.js';
 
 /** Who is asking: set around every tus request by the route (tus's hooks do not carry it). */

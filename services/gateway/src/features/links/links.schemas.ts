@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp, workspacePath } from '../api/schemas.js';
+import { timestamp, workspacePath } from '../../api/schemas.js';
 
 export const LINK_MIN_SECONDS = 60;
 export const LINK_MAX_SECONDS = 86_400;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { booleanQuery, timestamp, wellFormed, workspacePath } from '../api/schemas.js';
+import { booleanQuery, timestamp, wellFormed, workspacePath } from '../../api/schemas.js';
 
 const sha256 = z.string().describe('SHA-256 of the bytes, 64 lowercase hex');
 

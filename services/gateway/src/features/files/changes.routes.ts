@@ -1,9 +1,9 @@
-import { ChangeList, ChangesCursor, ChangesCursorQuery, ChangesQuery } from '../schemas/changes.schemas.js';
+import { ChangeList, ChangesCursor, ChangesCursorQuery, ChangesQuery } from './changes.schemas.js';
 import { changeJson } from './files.json.js';
 
-import { defineRoute, type RouteDef } from '../api/route.js';
-import * as ex from './examples/files.examples.js';
-import type { FilesClient } from '../clients.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
+import * as ex from './files.examples.js';
+import type { FilesClient } from '../../clients.js';
 
 /** A long poll's deadline beyond its own wait: time to read and answer once the wait is over. */
 const CHANGES_GRACE_MS = 5_000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OnConflict, type Change } from '@workspace/proto/workspace/files/v1/files';
 import { changeJson } from './files.json.js';
-import { conflictMode } from '../clients.js';
+import { conflictMode } from '../../clients.js';
 
 const change = (fields: Partial<Change>): Change => ({ type: 'created', kind: 'file', path: '/files/a.txt', from: '', at: '2024-05-01T12:00:00.000Z', sha256: '', ...fields });
 const SHA = 'ab'.repeat(32);

@@ -3,14 +3,14 @@ import type { RequestHandler, Response } from 'express';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import { z } from 'zod';
 import { AppError, errors, type Logger, type RedisClient } from '@workspace/platform';
-import type { ObjectStore } from '../transfer/object-store.js';
+import type { ObjectStore } from '../../../transfer/object-store.js';
 
-import { TUS_RESUMABLE, UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET } from '../api/request-headers.js';
-import { defineRoute, type Method, type RouteDef, type RouteInput } from '../api/route.js';
+import { TUS_RESUMABLE, UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET } from '../../../api/request-headers.js';
+import { defineRoute, type Method, type RouteDef, type RouteInput } from '../../../api/route.js';
 import { RedisLocker } from './redis-locker.js';
 import { TusStateRepo } from './tus-state.redis.js';
 import { TusStore, tusCall } from './tus-store.js';
-import type { FilesClient } from '../clients.js';
+import type { FilesClient } from '../../../clients.js';
 
 export const TUS_PATH = '/v1/agent/files/uploads';
 
