@@ -9,7 +9,7 @@ import { configSchema as files } from '../services/files/src/config.js';
 import { configSchema as gateway } from '../services/gateway/src/config.js';
 import { configSchema as projects } from '../services/projects/src/config.js';
 import { configSchema as webhooks } from '../services/webhooks/src/config.js';
-import { openApiDocument } from '../services/gateway/src/openapi/document.js';
+import { openApiDocument } from '../services/gateway/src/api/openapi/document.js';
 
 /**
  * The documentation against the code. The configuration table (docs/operations.md): every

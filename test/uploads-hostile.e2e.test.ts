@@ -445,7 +445,7 @@ describe('tus — the protocol around the bytes', () => {
     expect(patch.headers.get('upload-offset')).toBe(String(7 * MiB));
     const redis = testRedis('tus-record');
     try {
-      // The gateway's record of the upload (services/gateway/src/tus/tus-state.redis.ts).
+      // The gateway's record of the upload (services/gateway/src/features/files/tus/tus-state.redis.ts).
       const id = new URL(url!).pathname.split('/').pop()!;
       expect(Number(await redis.memory('USAGE', `tus:v2:{${id}}`))).toBeLessThan(8 * 1024);
     } finally {

@@ -1,6 +1,6 @@
 import { env, processConfig } from '@workspace/platform';
 import { z } from 'zod';
-import { parseLinkKeys } from './links/link-signer.js';
+import { parseLinkKeys } from './features/links/link-signer.js';
 
 const optional = z
   .string()

@@ -9,13 +9,13 @@ import { WebhooksServiceService } from '@workspace/proto/workspace/webhooks/v1/w
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import { createApp } from './app.js';
 
-import { createVerifier, type AuthOptions } from './http/auth.js';
-import { answerClientError } from './http/client-error.js';
+import { createVerifier, type AuthOptions } from './edge/auth.js';
+import { answerClientError } from './edge/client-error.js';
 import { ObjectStore } from './transfer/object-store.js';
-import { IdempotencyStore } from './limits/idempotency-store.js';
-import { RateLimiter } from './limits/rate-limit.js';
-import { UploadSlots } from './limits/upload-slots.js';
-import { LinkSigner, type LinkKey } from './links/link-signer.js';
+import { IdempotencyStore } from './edge/limits/idempotency-store.js';
+import { RateLimiter } from './edge/limits/rate-limit.js';
+import { UploadSlots } from './edge/limits/upload-slots.js';
+import { LinkSigner, type LinkKey } from './features/links/link-signer.js';
 import type { Clients } from './clients.js';
 
 export interface GatewayOptions {

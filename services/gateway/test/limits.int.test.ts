@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createLogger, createRedis, type RedisClient } from '@workspace/platform';
 import { newUserId } from '@workspace/testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { IdempotencyStore } from '../src/limits/idempotency-store.js';
-import { RateLimiter } from '../src/limits/rate-limit.js';
-import { UploadSlots } from '../src/limits/upload-slots.js';
+import { IdempotencyStore } from '../src/edge/limits/idempotency-store.js';
+import { RateLimiter } from '../src/edge/limits/rate-limit.js';
+import { UploadSlots } from '../src/edge/limits/upload-slots.js';
 
 const logger = createLogger('gateway-test', 'silent');
 let redis: RedisClient;

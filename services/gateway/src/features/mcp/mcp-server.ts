@@ -11,7 +11,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { toInvalidArgument } from '../../http/validate.js';
+import { toInvalidArgument } from '../../api/validate.js';
 import { describeTool, errorResult, successResult } from './tool-result.js';
 import { TOOLS } from './tools/index.js';
 import type { ToolContext } from './tools/tool.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '@workspace/platform';
-import { defineRoute, type RouteDef } from '../../routes/route.js';
+import { defineRoute, type RouteDef } from '../../api/route.js';
 import { MCP_PATH } from './mcp.router.js';
 
 const JsonRpcMessage = z

@@ -4,8 +4,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, isAppError, type Logger, type RedisClient } from '@workspace/platform';
 import type { Clients } from '../../clients.js';
-import { requestIdOf, userOf } from '../../http/request-context.js';
-import type { UploadSlots } from '../../limits/upload-slots.js';
+import { requestIdOf, userOf } from '../../edge/request-context.js';
+import type { UploadSlots } from '../../edge/limits/upload-slots.js';
 import { IdleTimer } from '../../transfer/idle-timer.js';
 import type { ObjectStore } from '../../transfer/object-store.js';
 import { buildServer } from './mcp-server.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Logger } from '@workspace/platform';
 import type { FilesClient, ProjectsClient } from '../../../clients.js';
-import type { UploadSlots } from '../../../limits/upload-slots.js';
+import type { UploadSlots } from '../../../edge/limits/upload-slots.js';
 import type { ObjectStore } from '../../../transfer/object-store.js';
 import type { UploadCall } from '../../../transfer/upload-session.js';
 
