@@ -16,6 +16,7 @@ const RUN = fileURLToPath(new URL('../bench/run.mjs', import.meta.url));
 const SCENARIOS = [
   'agent-get',
   'agent-patch',
+  'chat-via-routed-alias',
   'agents-list-10k',
   'import-hostile',
   'upload-small',
@@ -106,6 +107,7 @@ describe('bench — smoke', () => {
         expect(s.cpu.floor, s.scenario).toMatchObject({ 'floor-http': expect.any(Number), 'floor-grpc': expect.any(Number) });
       }
       expect(get.notes).toMatch(/bare floor .* req\/s.*floor with the I\/O .* req\/s/);
+      expect(byName('chat-via-routed-alias').notes).toMatch(/through a plain alias/);
 
       // The dated copy and the Markdown table.
       const dated = readdirSync(dir).filter((f) => /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.json$/.test(f));

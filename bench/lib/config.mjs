@@ -111,6 +111,7 @@ export function scaleFromEnv(env = process.env) {
 export const SCENARIO_NAMES = [
   'agent-get',
   'agent-patch',
+  'chat-via-routed-alias',
   'agents-list-10k',
   'import-hostile',
   'upload-small',

@@ -15,6 +15,7 @@ import { openTarget } from './target.mjs';
 import { calibrate } from './calibration.mjs';
 import { agentGet, agentsList10k } from '../scenarios/agents.mjs';
 import { agentPatch } from '../scenarios/agents-patch.mjs';
+import { chatViaRoutedAlias } from '../scenarios/agents-chat.mjs';
 import { importHostile } from '../scenarios/agents-import.mjs';
 import { tusUnfinished100 } from '../scenarios/files-tus.mjs';
 import { search10k } from '../scenarios/files-search.mjs';
@@ -23,6 +24,7 @@ import { download256, export1000, list10k, listFolder100, listPage, move10k, res
 const SCENARIOS = {
   'agent-get': agentGet,
   'agent-patch': agentPatch,
+  'chat-via-routed-alias': chatViaRoutedAlias,
   'agents-list-10k': agentsList10k,
   'import-hostile': importHostile,
   'upload-small': uploadSmall,

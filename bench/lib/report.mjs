@@ -25,6 +25,8 @@ export const TARGETS = {
     { metric: 'agentsCpu', label: 'agents CPU per PATCH', op: '<=', limit: 0.5, unit: 'ms' },
     { metric: 'gatewayCpu', label: 'gateway CPU per PATCH', op: '<=', limit: 0.6, unit: 'ms' },
   ],
+  // Routing (two configs, a routingKey per chat) against a plain alias, alternated in the same run.
+  'chat-via-routed-alias': [{ field: 'ratio', label: 'ratio to a plain alias', op: '>=', limit: 0.8 }],
   'agents-list-10k': [
     { field: 'p50', label: 'p50 without q', op: '<=', limit: 15, unit: 'ms' },
     { metric: 'qP50', label: 'p50 with q', op: '<=', limit: 15, unit: 'ms' },
