@@ -30,6 +30,8 @@ const SCENARIOS = [
   'list-10k-files',
   'move-10k',
   'restore-10k',
+  'checkpoint-10k',
+  'rewind-10k',
   'list-page-1000-of-100k',
   'search-10k',
 ];
@@ -108,6 +110,8 @@ describe('bench — smoke', () => {
       }
       expect(get.notes).toMatch(/bare floor .* req\/s.*floor with the I\/O .* req\/s/);
       expect(byName('chat-via-routed-alias').notes).toMatch(/through a plain alias/);
+      // The whole-tree operations are each held to the listing of the same tree.
+      for (const name of ['move-10k', 'restore-10k', 'checkpoint-10k', 'rewind-10k']) expect(byName(name).notes, name).toMatch(/p50 ÷ list-10k p50 ≤ \d (met|MISSED)/);
 
       // The dated copy and the Markdown table.
       const dated = readdirSync(dir).filter((f) => /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.json$/.test(f));

@@ -19,7 +19,7 @@ import { chatViaRoutedAlias } from '../scenarios/agents-chat.mjs';
 import { importHostile } from '../scenarios/agents-import.mjs';
 import { tusUnfinished100 } from '../scenarios/files-tus.mjs';
 import { search10k } from '../scenarios/files-search.mjs';
-import { download256, export1000, list10k, listFolder100, listPage, move10k, restore10k, upload256, uploadDeep, uploadRssGrowth, uploadSmall } from '../scenarios/files.mjs';
+import { checkpoint10k, download256, export1000, list10k, listFolder100, listPage, move10k, restore10k, rewind10k, upload256, uploadDeep, uploadRssGrowth, uploadSmall } from '../scenarios/files.mjs';
 
 const SCENARIOS = {
   'agent-get': agentGet,
@@ -38,6 +38,8 @@ const SCENARIOS = {
   'list-10k-files': list10k,
   'move-10k': move10k,
   'restore-10k': restore10k,
+  'checkpoint-10k': checkpoint10k,
+  'rewind-10k': rewind10k,
   'list-page-1000-of-100k': listPage,
   'search-10k': search10k,
 };

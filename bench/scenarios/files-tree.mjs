@@ -1,5 +1,6 @@
 // The tree scenarios: list-folder-100, list-10k-files, move-10k, restore-10k. The 10k tree is seeded once
-// (one folder uploaded, copies of it) and shared, with list-page-1000-of-100k too.
+// (one folder uploaded, copies of it) and shared, with checkpoint-10k, rewind-10k
+// (files-checkpoints.mjs) and list-page-1000-of-100k too.
 import { performance } from 'node:perf_hooks';
 import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
 import { expectStatus, median, pool, quantile } from '../lib/http.mjs';
@@ -100,6 +101,25 @@ async function directTreeList(ctx, s3, tree, opts) {
   };
 }
 
+const treeListUrl = (ctx, tree) => `${ctx.target.url}/v1/agent/files?path=${q(tree.root)}&recursive=true`;
+
+/**
+ * What the whole-tree operations are held to: the p50 of list-10k-files in this run, or when it
+ * was not selected, of the same listing measured here (once per run). → {p50, how}.
+ */
+export async function listBaseline(ctx, tree) {
+  if (ctx.shared.list10k) return ctx.shared.list10k;
+  const loop = await measuredLoop(ctx, treeListUrl(ctx, tree), { authorization: `Bearer ${tree.user.token}` }, latencyOpts(ctx.scale));
+  ctx.shared.list10k = { p50: loop.p50, how: `its recursive listing, measured here (list-10k-files did not run): p50 ${fmt(loop.p50)} ms over ${loop.samples}` };
+  return ctx.shared.list10k;
+}
+
+/** The metric and the sentence of a whole-tree operation's p50 against the listing's. */
+export function overList(p50, list) {
+  const ratio = p50 / list.p50;
+  return { ratio, text: `p50 ÷ the listing's p50 ${fmt(ratio, 2)} (${list.how})` };
+}
+
 export async function list10k(ctx) {
   const { scale } = ctx;
   const tree = await tree10k(ctx);
@@ -108,12 +128,13 @@ export async function list10k(ctx) {
   const s3 = await ctx.baselineS3();
   // First the store alone, while nothing else uses it.
   const direct = s3 ? await directTreeList(ctx, s3, tree, opts) : undefined;
-  const url = `${ctx.target.url}/v1/agent/files?path=${q(tree.root)}&recursive=true`;
+  const url = treeListUrl(ctx, tree);
   const { body, res } = await getJson(url, user);
   const want = tree.files + tree.dirs;
   if (body.entries?.length !== want) throw new Error(`list: ${body.entries?.length} entries (want ${want})`);
   if (body.hasMore) throw new Error('list: a listing without limit answered hasMore (not the whole tree)');
   const system = await measuredLoop(ctx, url, { authorization: `Bearer ${user.token}` }, opts);
+  ctx.shared.list10k = { p50: system.p50, how: `list-10k-files in this run: p50 ${fmt(system.p50)} ms` };
   const directNote = typeof direct === 'string' ? direct : (direct?.note ?? 'No baseline: no S3 settings');
   return {
     value: system.p50,
@@ -159,6 +180,7 @@ export async function move10k(ctx) {
     addCpu(cpu, meter());
     small.push(...(await roundTrip(user, folder, folderAway)));
   }
+  const list = overList(median(big), await listBaseline(ctx, tree));
   return {
     value: median(big),
     unit: 'ms',
@@ -168,7 +190,8 @@ export async function move10k(ctx) {
     notes:
       `POST /v1/agent/files/move of a folder of ${tree.files} files in ${tree.dirs} folders, back and forth, ${big.length} moves: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ` +
       `${cpuPer(cpu, big.length, 'move')} (Redis's own not counted: the index works there). Baseline: moving one of its folders (${tree.perDir} files) the same way, alternated: ` +
-      `p50 ${fmt(median(small))} ms, p99 ${fmt(quantile(small, 0.99))} ms over ${small.length} (ratio ≈ 1 would be a move independent of the tree's size)`,
+      `p50 ${fmt(median(small))} ms, p99 ${fmt(quantile(small, 0.99))} ms over ${small.length} (ratio ≈ 1 would be a move independent of the tree's size). ${list.text}`,
+    metrics: { overList: list.ratio },
   };
 }
 
@@ -200,6 +223,7 @@ export async function restore10k(ctx) {
     addCpu(cpu, meter());
     small.push(await deleteAndRestore(user, folder, tree.perDir));
   }
+  const list = overList(median(big), await listBaseline(ctx, tree));
   return {
     value: median(big),
     unit: 'ms',
@@ -209,6 +233,7 @@ export async function restore10k(ctx) {
     notes:
       `POST /v1/agent/files/restore {recursive: true} of a folder of ${tree.files} files in ${tree.dirs} folders just deleted (DELETE recursive=true, not measured), ` +
       `${big.length} rounds: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ${cpuPer(cpu, big.length, 'round')} (delete and restore; Redis's own not counted). ` +
-      `Baseline: the same for one of its folders (${tree.perDir} files), alternated: p50 ${fmt(median(small))} ms over ${small.length}`,
+      `Baseline: the same for one of its folders (${tree.perDir} files), alternated: p50 ${fmt(median(small))} ms over ${small.length}. ${list.text}`,
+    metrics: { overList: list.ratio },
   };
 }
