@@ -13,6 +13,7 @@ import { failedResult, scenarioResult, writeReport } from './report.mjs';
 import { ensureBucket, listKeys, s3Client } from './s3.mjs';
 import { openTarget } from './target.mjs';
 import { calibrate } from './calibration.mjs';
+import { openSlowlog } from './redis-slowlog.mjs';
 import { agentGet, agentsList10k } from '../scenarios/agents.mjs';
 import { agentPatch } from '../scenarios/agents-patch.mjs';
 import { chatViaRoutedAlias } from '../scenarios/agents-chat.mjs';
@@ -69,6 +70,7 @@ function createContext(target, scale, tmp) {
   const problems = [];
   let transferFile;
   let baseline;
+  let slowlog;
   return {
     target,
     scale,
@@ -95,8 +97,14 @@ function createContext(target, scale, tmp) {
       })();
       return baseline;
     },
+    /** Redis's SLOWLOG (lib/redis-slowlog.mjs), or undefined. */
+    slowlog() {
+      slowlog ??= openSlowlog(target.redisUrl);
+      return slowlog;
+    },
     async cleanup() {
       await rm(tmp, { recursive: true, force: true });
+      await (await slowlog)?.close();
       if (!baseline) return;
       const { client, bucket } = await baseline;
       const keys = await listKeys(client, bucket, '');

@@ -6,7 +6,7 @@ import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
 import { expectStatus, median, pool, quantile } from '../lib/http.mjs';
 import { putBuffer, timedList } from '../lib/s3.mjs';
 import { distinctContents, fileNames, seedTree, treeOp, uploadMany } from '../lib/seed.mjs';
-import { addCpu, fmt, getJson, measuredLoop, q, stackPids, timedLoop } from './files-shared.mjs';
+import { addCpu, fmt, getJson, measuredLoop, q, redisNote, redisTimed, stackPids, timedLoop } from './files-shared.mjs';
 
 /** A loop stops after this long once it has one sample. */
 const MAX_SECONDS = 30;
@@ -148,11 +148,11 @@ export async function list10k(ctx) {
   };
 }
 
-/** Moves `from` → `to` and back; resolves with the two ms. */
-async function roundTrip(user, from, to) {
-  const there = await treeOp(user, 'move', from, to);
-  const back = await treeOp(user, 'move', to, from);
-  return [there.ms, back.ms];
+/** Moves `from` → `to` and back; resolves with the two steps ({ms, redisMs}). */
+async function roundTrip(ctx, user, from, to) {
+  const there = await redisTimed(ctx, user, () => treeOp(user, 'move', from, to));
+  const back = await redisTimed(ctx, user, () => treeOp(user, 'move', to, from));
+  return [there, back];
 }
 
 export async function move10k(ctx) {
@@ -169,17 +169,18 @@ export async function move10k(ctx) {
   await treeOp(user, 'move', away, root);
   if (body.entries?.length !== tree.files + tree.dirs) throw new Error(`after a move: ${body.entries?.length} entries (want ${tree.files + tree.dirs})`);
   if (gone.status !== 404) throw new Error(`after a move, the source still lists (HTTP ${gone.status})`);
-  const big = [];
+  const steps = [];
   const small = [];
   const cpu = {};
   const started = performance.now();
   // The 10k tree and one of its folders alternate, so drift on a shared machine hits both.
   for (let r = 0; r < scale.moveRounds && !(r > 0 && (performance.now() - started) / 1000 >= 2 * MAX_SECONDS); r++) {
     const meter = cpuMeter(stackPids(ctx));
-    big.push(...(await roundTrip(user, root, away)));
+    steps.push(...(await roundTrip(ctx, user, root, away)));
     addCpu(cpu, meter());
-    small.push(...(await roundTrip(user, folder, folderAway)));
+    small.push(...(await roundTrip(ctx, user, folder, folderAway)).map((m) => m.ms));
   }
+  const big = steps.map((m) => m.ms);
   const list = overList(median(big), await listBaseline(ctx, tree));
   return {
     value: median(big),
@@ -189,18 +190,18 @@ export async function move10k(ctx) {
     p99: quantile(big, 0.99),
     notes:
       `POST /v1/agent/files/move of a folder of ${tree.files} files in ${tree.dirs} folders, back and forth, ${big.length} moves: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ` +
-      `${cpuPer(cpu, big.length, 'move')} (Redis's own not counted: the index works there). Baseline: moving one of its folders (${tree.perDir} files) the same way, alternated: ` +
+      `${cpuPer(cpu, big.length, 'move')} (Redis's own not counted: the index works there).${redisNote(steps)} Baseline: moving one of its folders (${tree.perDir} files) the same way, alternated: ` +
       `p50 ${fmt(median(small))} ms, p99 ${fmt(quantile(small, 0.99))} ms over ${small.length} (ratio ≈ 1 would be a move independent of the tree's size). ${list.text}`,
     metrics: { overList: list.ratio },
   };
 }
 
-/** Deletes `path` recursively, then restores it from the trash in one call; checks the count. */
-async function deleteAndRestore(user, path, files) {
+/** Deletes `path` recursively, then restores it from the trash in one call; checks the count. The restore step: {ms, redisMs}. */
+async function deleteAndRestore(ctx, user, path, files) {
   expectStatus(await user.call('DELETE', `/v1/agent/files?path=${q(path)}&recursive=true`), 200, `delete ${path}`);
-  const res = expectStatus(await user.call('POST', '/v1/agent/files/restore', { path, recursive: true }), 200, `restore ${path}`);
+  const res = await redisTimed(ctx, user, async () => expectStatus(await user.call('POST', '/v1/agent/files/restore', { path, recursive: true }), 200, `restore ${path}`));
   if (res.body?.restored !== files) throw new Error(`restore ${path}: ${res.body?.restored} files restored (want ${files})`);
-  return res.ms;
+  return res;
 }
 
 export async function restore10k(ctx) {
@@ -209,20 +210,21 @@ export async function restore10k(ctx) {
   const { user, root } = tree;
   const folder = `${root}/${tree.unitName(0)}`;
   // Unmeasured first round, checked: every file is back.
-  await deleteAndRestore(user, root, tree.files);
+  await deleteAndRestore(ctx, user, root, tree.files);
   const { body } = await getJson(`${ctx.target.url}/v1/agent/files?path=${q(root)}&recursive=true&includeStats=false`, user);
   if (body.entries?.length !== tree.files + tree.dirs) throw new Error(`after a restore: ${body.entries?.length} entries (want ${tree.files + tree.dirs})`);
-  const big = [];
+  const steps = [];
   const small = [];
   const cpu = {};
   const started = performance.now();
   // The 10k tree and one of its folders alternate, so drift on a shared machine hits both.
   for (let r = 0; r < scale.moveRounds && !(r > 0 && (performance.now() - started) / 1000 >= 2 * MAX_SECONDS); r++) {
     const meter = cpuMeter(stackPids(ctx));
-    big.push(await deleteAndRestore(user, root, tree.files));
+    steps.push(await deleteAndRestore(ctx, user, root, tree.files));
     addCpu(cpu, meter());
-    small.push(await deleteAndRestore(user, folder, tree.perDir));
+    small.push((await deleteAndRestore(ctx, user, folder, tree.perDir)).ms);
   }
+  const big = steps.map((m) => m.ms);
   const list = overList(median(big), await listBaseline(ctx, tree));
   return {
     value: median(big),
@@ -232,7 +234,7 @@ export async function restore10k(ctx) {
     p99: quantile(big, 0.99),
     notes:
       `POST /v1/agent/files/restore {recursive: true} of a folder of ${tree.files} files in ${tree.dirs} folders just deleted (DELETE recursive=true, not measured), ` +
-      `${big.length} rounds: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ${cpuPer(cpu, big.length, 'round')} (delete and restore; Redis's own not counted). ` +
+      `${big.length} rounds: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ${cpuPer(cpu, big.length, 'round')} (delete and restore; Redis's own not counted).${redisNote(steps)} ` +
       `Baseline: the same for one of its folders (${tree.perDir} files), alternated: p50 ${fmt(median(small))} ms over ${small.length}. ${list.text}`,
     metrics: { overList: list.ratio },
   };
