@@ -144,14 +144,15 @@ if (role === 'http') {
 /**
  * Starts a floor (gRPC server, then the Express app in front of it) answering with `body` (a
  * GET answer of a real Agent). With `redisUrl` it has the contract's I/O; `agents`
- * ([{agentId, configId}]) are the Agents its PATCHes may write (the GET reads the first).
+ * ([{agentId, configId}]) are the Agents its PATCHes may write (the GET reads the first);
+ * `env` is added to both processes' (the profiler's, say).
  */
-export async function startFloorServer(body, { redisUrl, agents = [] } = {}) {
+export async function startFloorServer(body, { redisUrl, agents = [], env = {} } = {}) {
   const json = JSON.stringify(body);
-  const io = redisUrl ? { FLOOR_REDIS_URL: redisUrl } : {};
-  const backend = await forkServer(import.meta.url, { FLOOR_ROLE: 'grpc', FLOOR_BODY: json, FLOOR_RUN: randomUUID(), FLOOR_AGENTS: JSON.stringify(agents), ...io }, 'floor gRPC server');
+  const io = { ...env, ...(redisUrl ? { FLOOR_REDIS_URL: redisUrl } : {}) };
+  const backend = await forkServer(import.meta.url, { FLOOR_ROLE: 'grpc', BENCH_CPU_PROF_NAME: 'floor-grpc', FLOOR_BODY: json, FLOOR_RUN: randomUUID(), FLOOR_AGENTS: JSON.stringify(agents), ...io }, 'floor gRPC server');
   try {
-    const front = await forkServer(import.meta.url, { FLOOR_ROLE: 'http', FLOOR_BODY: json, FLOOR_GRPC_PORT: String(backend.port), ...io }, 'floor HTTP server');
+    const front = await forkServer(import.meta.url, { FLOOR_ROLE: 'http', BENCH_CPU_PROF_NAME: 'floor-http', FLOOR_BODY: json, FLOOR_GRPC_PORT: String(backend.port), ...io }, 'floor HTTP server');
     return {
       url: `http://127.0.0.1:${front.port}`,
       pids: { 'floor-http': front.pid, 'floor-grpc': backend.pid },

@@ -120,7 +120,7 @@ const newId = (prefix) => `${prefix}_${randomBytes(16).toString('hex')}`;
 async function floorRuns(ctx, sample, count) {
   const { scale } = ctx;
   const agents = Array.from({ length: count + 1 }, () => ({ agentId: newId('agt'), configId: newId('cfg') }));
-  const floor = await startFloorServer(sample, { redisUrl: ctx.target.redisUrl, agents });
+  const floor = await startFloorServer(sample, { redisUrl: ctx.target.redisUrl, agents, env: ctx.target.floorEnv });
   try {
     const call = apiClient(floor.url, 'floor');
     const load = await uncontended({ scale, url: floor.url, call, headers: {}, agents: agents.slice(0, count), pids: floor.pids });

@@ -48,8 +48,9 @@ export async function agentGet(ctx) {
   // even it stays under the target, the target is out of reach for this design on this machine.
   // Without Redis settings (a given stack) only the bare floor can run.
   const { redisUrl } = ctx.target;
-  const ioFloor = redisUrl ? await floorRun(common, path, got.body, { redisUrl, agents: [{ agentId: created.agentId, configId: created.configId }] }) : undefined;
-  const bare = await floorRun(common, path, got.body);
+  const env = ctx.target.floorEnv;
+  const ioFloor = redisUrl ? await floorRun(common, path, got.body, { redisUrl, agents: [{ agentId: created.agentId, configId: created.configId }], env }) : undefined;
+  const bare = await floorRun(common, path, got.body, { env });
   const floor = ioFloor ?? bare;
   if (sys.total === 0 || sys.non2xx + sys.errors + sys.timeouts > 0) ctx.problem('agent-get', `${sys.non2xx} non-2xx, ${sys.errors} errors, ${sys.timeouts} timeouts of ${sys.total}`);
   if (ioFloor && ioFloor.non2xx + ioFloor.errors + ioFloor.timeouts > 0) ctx.problem('agent-get', `floor with I/O: ${ioFloor.non2xx} non-2xx, ${ioFloor.errors} errors of ${ioFloor.total}`);
