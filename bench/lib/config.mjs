@@ -23,8 +23,11 @@ export const SCALES = {
     listFiles: 10_000,
     /** list-folder-100: files in the one folder listed. */
     folderFiles: 100,
-    /** move-10k and restore-10k: round trips of the tree (and of one of its folders, the baseline). */
+    /** move-10k, restore-10k and checkpoint-10k: rounds on the tree (and on one of its folders, move's and restore's baseline). */
     moveRounds: 10,
+    /** rewind-10k: rounds of changes and a rewind, and the changes of each (a quarter of each kind). */
+    rewindRounds: 5,
+    treeChanges: 1000,
     /** list-page-1000-of-100k: files of the big tree, and the page size. */
     pageFiles: 100_000,
     pageLimit: 1000,
@@ -70,6 +73,8 @@ export const SCALES = {
     listFiles: 20,
     folderFiles: 10,
     moveRounds: 2,
+    rewindRounds: 2,
+    treeChanges: 20,
     pageFiles: 40,
     pageLimit: 5,
     searchFiles: 200,
@@ -111,6 +116,7 @@ export function scaleFromEnv(env = process.env) {
 export const SCENARIO_NAMES = [
   'agent-get',
   'agent-patch',
+  'chat-via-routed-alias',
   'agents-list-10k',
   'import-hostile',
   'upload-small',
@@ -125,6 +131,8 @@ export const SCENARIO_NAMES = [
   'list-10k-files',
   'move-10k',
   'restore-10k',
+  'checkpoint-10k',
+  'rewind-10k',
   'list-page-1000-of-100k',
   'search-10k',
 ];

@@ -13,15 +13,19 @@ import { failedResult, scenarioResult, writeReport } from './report.mjs';
 import { ensureBucket, listKeys, s3Client } from './s3.mjs';
 import { openTarget } from './target.mjs';
 import { calibrate } from './calibration.mjs';
-import { agentGet, agentPatch, agentsList10k } from '../scenarios/agents.mjs';
+import { openSlowlog } from './redis-slowlog.mjs';
+import { agentGet, agentsList10k } from '../scenarios/agents.mjs';
+import { agentPatch } from '../scenarios/agents-patch.mjs';
+import { chatViaRoutedAlias } from '../scenarios/agents-chat.mjs';
 import { importHostile } from '../scenarios/agents-import.mjs';
 import { tusUnfinished100 } from '../scenarios/files-tus.mjs';
 import { search10k } from '../scenarios/files-search.mjs';
-import { download256, export1000, list10k, listFolder100, listPage, move10k, restore10k, upload256, uploadDeep, uploadRssGrowth, uploadSmall } from '../scenarios/files.mjs';
+import { checkpoint10k, download256, export1000, list10k, listFolder100, listPage, move10k, restore10k, rewind10k, upload256, uploadDeep, uploadRssGrowth, uploadSmall } from '../scenarios/files.mjs';
 
 const SCENARIOS = {
   'agent-get': agentGet,
   'agent-patch': agentPatch,
+  'chat-via-routed-alias': chatViaRoutedAlias,
   'agents-list-10k': agentsList10k,
   'import-hostile': importHostile,
   'upload-small': uploadSmall,
@@ -35,6 +39,8 @@ const SCENARIOS = {
   'list-10k-files': list10k,
   'move-10k': move10k,
   'restore-10k': restore10k,
+  'checkpoint-10k': checkpoint10k,
+  'rewind-10k': rewind10k,
   'list-page-1000-of-100k': listPage,
   'search-10k': search10k,
 };
@@ -64,6 +70,7 @@ function createContext(target, scale, tmp) {
   const problems = [];
   let transferFile;
   let baseline;
+  let slowlog;
   return {
     target,
     scale,
@@ -90,8 +97,14 @@ function createContext(target, scale, tmp) {
       })();
       return baseline;
     },
+    /** Redis's SLOWLOG (lib/redis-slowlog.mjs), or undefined. */
+    slowlog() {
+      slowlog ??= openSlowlog(target.redisUrl);
+      return slowlog;
+    },
     async cleanup() {
       await rm(tmp, { recursive: true, force: true });
+      await (await slowlog)?.close();
       if (!baseline) return;
       const { client, bucket } = await baseline;
       const keys = await listKeys(client, bucket, '');

@@ -34,7 +34,8 @@ function childPid(needle) {
 
 /**
  * BENCH_CPU_PROF=gateway,files profiles those processes (see cpu-profile.mjs); the profiles land
- * in <results>/profiles when they exit at the end of the run. Combine with BENCH_ONLY.
+ * in <results>/profiles when they exit at the end of the run (`floor`: the Agent floors' two
+ * processes, when each floor stops). Combine with BENCH_ONLY.
  */
 function profilingEnv(env, resultsDir) {
   const wanted = (env.BENCH_CPU_PROF ?? '').split(',').map((s) => s.trim()).filter(Boolean);
@@ -49,15 +50,15 @@ function profilingEnv(env, resultsDir) {
  * BENCH_SERVICE_ENV='{"gateway":{"LOG_LEVEL":"warn"}}' adds settings to launched services, to
  * measure what a setting costs (the results carry it in their `scale` line's environment note).
  */
-function serviceEnv(env, resultsDir) {
+function serviceEnv(env, profiling) {
   const extra = env.BENCH_SERVICE_ENV ? JSON.parse(env.BENCH_SERVICE_ENV) : {};
-  const merged = profilingEnv(env, resultsDir);
+  const merged = { ...profiling };
   for (const [service, vars] of Object.entries(extra)) merged[service] = { ...merged[service], ...vars };
   return merged;
 }
 
 /**
- * {url, token(sub), pids?: {gateway, files, agents, …}, metricsUrls?: {gateway, …}, s3?: S3Endpoint, serviceBucket?, partSize, mode, stop()}.
+ * {url, token(sub), pids?: {gateway, files, agents, …}, metricsUrls?: {gateway, …}, s3?: S3Endpoint, serviceBucket?, partSize, mode, floorEnv?, stop()}.
  */
 export async function openTarget({ env = process.env, resultsDir }) {
   if (env.BENCH_URL) {
@@ -80,11 +81,12 @@ export async function openTarget({ env = process.env, resultsDir }) {
       stop: async () => undefined,
     };
   }
+  const profiling = profilingEnv(env, resultsDir);
   const infra = await resolveInfra(env);
   const secret = randomBytes(24).toString('base64url');
   let stack;
   try {
-    stack = await launchStack({ infra, secret, envOf: serviceEnv(env, resultsDir) });
+    stack = await launchStack({ infra, secret, envOf: serviceEnv(env, profiling) });
   } catch (err) {
     await infra.stop();
     throw err;
@@ -92,6 +94,8 @@ export async function openTarget({ env = process.env, resultsDir }) {
   for (const group of Object.values(stack.replicas)) for (const service of group) discardLogs(service);
   return {
     mode: 'launched',
+    /** The environment that profiles the Agent floors' processes (BENCH_CPU_PROF=floor), if asked. */
+    floorEnv: profiling.floor ?? {},
     url: stack.gateways[0],
     token: (sub) => mintToken({ secret, sub, expiresIn: 3 * 3600 }),
     pids: Object.fromEntries(Object.entries(stack.replicas).map(([name, group]) => [name, group[0].child.pid])),

@@ -67,3 +67,21 @@ export async function timedLoop(fn, { seconds, minSamples, maxSeconds = Infinity
   while ((samples.length < minSamples || elapsedS() < seconds) && !(samples.length > 0 && elapsedS() >= maxSeconds)) samples.push(await fn());
   return { samples: samples.length, p50: quantile(samples, 0.5), p99: quantile(samples, 0.99) };
 }
+
+/**
+ * Runs `step` (resolving with {ms}) as `user`; where Redis's SLOWLOG can be read, `redisMs` is
+ * how long Redis ran the logged commands on that user's keys meanwhile (lib/redis-slowlog.mjs).
+ */
+export async function redisTimed(ctx, user, step) {
+  const slowlog = await ctx.slowlog();
+  if (!slowlog) return { ...(await step()), redisMs: undefined };
+  const { out, redisMs } = await slowlog.step(user.sub, step);
+  return { ...out, redisMs };
+}
+
+/** "Redis itself ran it for p50 … ms" of the `redisMs` of steps, or '' when none was measured. */
+export function redisNote(steps) {
+  const ms = steps.map((s) => s.redisMs).filter((m) => m !== undefined);
+  if (ms.length === 0) return '';
+  return ` Of which Redis ran the step's Lua for p50 ${fmt(quantile(ms, 0.5))} ms (its SLOWLOG: commands on this user's keys slower than 10 ms).`;
+}

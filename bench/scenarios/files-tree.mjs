@@ -1,11 +1,12 @@
 // The tree scenarios: list-folder-100, list-10k-files, move-10k, restore-10k. The 10k tree is seeded once
-// (one folder uploaded, copies of it) and shared, with list-page-1000-of-100k too.
+// (one folder uploaded, copies of it) and shared, with checkpoint-10k, rewind-10k
+// (files-checkpoints.mjs) and list-page-1000-of-100k too.
 import { performance } from 'node:perf_hooks';
 import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
 import { expectStatus, median, pool, quantile } from '../lib/http.mjs';
 import { putBuffer, timedList } from '../lib/s3.mjs';
 import { distinctContents, fileNames, seedTree, treeOp, uploadMany } from '../lib/seed.mjs';
-import { addCpu, fmt, getJson, measuredLoop, q, stackPids, timedLoop } from './files-shared.mjs';
+import { addCpu, fmt, getJson, measuredLoop, q, redisNote, redisTimed, stackPids, timedLoop } from './files-shared.mjs';
 
 /** A loop stops after this long once it has one sample. */
 const MAX_SECONDS = 30;
@@ -100,6 +101,25 @@ async function directTreeList(ctx, s3, tree, opts) {
   };
 }
 
+const treeListUrl = (ctx, tree) => `${ctx.target.url}/v1/agent/files?path=${q(tree.root)}&recursive=true`;
+
+/**
+ * What the whole-tree operations are held to: the p50 of list-10k-files in this run, or when it
+ * was not selected, of the same listing measured here (once per run). → {p50, how}.
+ */
+export async function listBaseline(ctx, tree) {
+  if (ctx.shared.list10k) return ctx.shared.list10k;
+  const loop = await measuredLoop(ctx, treeListUrl(ctx, tree), { authorization: `Bearer ${tree.user.token}` }, latencyOpts(ctx.scale));
+  ctx.shared.list10k = { p50: loop.p50, how: `its recursive listing, measured here (list-10k-files did not run): p50 ${fmt(loop.p50)} ms over ${loop.samples}` };
+  return ctx.shared.list10k;
+}
+
+/** The metric and the sentence of a whole-tree operation's p50 against the listing's. */
+export function overList(p50, list) {
+  const ratio = p50 / list.p50;
+  return { ratio, text: `p50 ÷ the listing's p50 ${fmt(ratio, 2)} (${list.how})` };
+}
+
 export async function list10k(ctx) {
   const { scale } = ctx;
   const tree = await tree10k(ctx);
@@ -108,12 +128,13 @@ export async function list10k(ctx) {
   const s3 = await ctx.baselineS3();
   // First the store alone, while nothing else uses it.
   const direct = s3 ? await directTreeList(ctx, s3, tree, opts) : undefined;
-  const url = `${ctx.target.url}/v1/agent/files?path=${q(tree.root)}&recursive=true`;
+  const url = treeListUrl(ctx, tree);
   const { body, res } = await getJson(url, user);
   const want = tree.files + tree.dirs;
   if (body.entries?.length !== want) throw new Error(`list: ${body.entries?.length} entries (want ${want})`);
   if (body.hasMore) throw new Error('list: a listing without limit answered hasMore (not the whole tree)');
   const system = await measuredLoop(ctx, url, { authorization: `Bearer ${user.token}` }, opts);
+  ctx.shared.list10k = { p50: system.p50, how: `list-10k-files in this run: p50 ${fmt(system.p50)} ms` };
   const directNote = typeof direct === 'string' ? direct : (direct?.note ?? 'No baseline: no S3 settings');
   return {
     value: system.p50,
@@ -127,11 +148,11 @@ export async function list10k(ctx) {
   };
 }
 
-/** Moves `from` → `to` and back; resolves with the two ms. */
-async function roundTrip(user, from, to) {
-  const there = await treeOp(user, 'move', from, to);
-  const back = await treeOp(user, 'move', to, from);
-  return [there.ms, back.ms];
+/** Moves `from` → `to` and back; resolves with the two steps ({ms, redisMs}). */
+async function roundTrip(ctx, user, from, to) {
+  const there = await redisTimed(ctx, user, () => treeOp(user, 'move', from, to));
+  const back = await redisTimed(ctx, user, () => treeOp(user, 'move', to, from));
+  return [there, back];
 }
 
 export async function move10k(ctx) {
@@ -148,17 +169,19 @@ export async function move10k(ctx) {
   await treeOp(user, 'move', away, root);
   if (body.entries?.length !== tree.files + tree.dirs) throw new Error(`after a move: ${body.entries?.length} entries (want ${tree.files + tree.dirs})`);
   if (gone.status !== 404) throw new Error(`after a move, the source still lists (HTTP ${gone.status})`);
-  const big = [];
+  const steps = [];
   const small = [];
   const cpu = {};
   const started = performance.now();
   // The 10k tree and one of its folders alternate, so drift on a shared machine hits both.
   for (let r = 0; r < scale.moveRounds && !(r > 0 && (performance.now() - started) / 1000 >= 2 * MAX_SECONDS); r++) {
     const meter = cpuMeter(stackPids(ctx));
-    big.push(...(await roundTrip(user, root, away)));
+    steps.push(...(await roundTrip(ctx, user, root, away)));
     addCpu(cpu, meter());
-    small.push(...(await roundTrip(user, folder, folderAway)));
+    small.push(...(await roundTrip(ctx, user, folder, folderAway)).map((m) => m.ms));
   }
+  const big = steps.map((m) => m.ms);
+  const list = overList(median(big), await listBaseline(ctx, tree));
   return {
     value: median(big),
     unit: 'ms',
@@ -167,17 +190,18 @@ export async function move10k(ctx) {
     p99: quantile(big, 0.99),
     notes:
       `POST /v1/agent/files/move of a folder of ${tree.files} files in ${tree.dirs} folders, back and forth, ${big.length} moves: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ` +
-      `${cpuPer(cpu, big.length, 'move')} (Redis's own not counted: the index works there). Baseline: moving one of its folders (${tree.perDir} files) the same way, alternated: ` +
-      `p50 ${fmt(median(small))} ms, p99 ${fmt(quantile(small, 0.99))} ms over ${small.length} (ratio ≈ 1 would be a move independent of the tree's size)`,
+      `${cpuPer(cpu, big.length, 'move')} (Redis's own not counted: the index works there).${redisNote(steps)} Baseline: moving one of its folders (${tree.perDir} files) the same way, alternated: ` +
+      `p50 ${fmt(median(small))} ms, p99 ${fmt(quantile(small, 0.99))} ms over ${small.length} (ratio ≈ 1 would be a move independent of the tree's size). ${list.text}`,
+    metrics: { overList: list.ratio },
   };
 }
 
-/** Deletes `path` recursively, then restores it from the trash in one call; checks the count. */
-async function deleteAndRestore(user, path, files) {
+/** Deletes `path` recursively, then restores it from the trash in one call; checks the count. The restore step: {ms, redisMs}. */
+async function deleteAndRestore(ctx, user, path, files) {
   expectStatus(await user.call('DELETE', `/v1/agent/files?path=${q(path)}&recursive=true`), 200, `delete ${path}`);
-  const res = expectStatus(await user.call('POST', '/v1/agent/files/restore', { path, recursive: true }), 200, `restore ${path}`);
+  const res = await redisTimed(ctx, user, async () => expectStatus(await user.call('POST', '/v1/agent/files/restore', { path, recursive: true }), 200, `restore ${path}`));
   if (res.body?.restored !== files) throw new Error(`restore ${path}: ${res.body?.restored} files restored (want ${files})`);
-  return res.ms;
+  return res;
 }
 
 export async function restore10k(ctx) {
@@ -186,20 +210,22 @@ export async function restore10k(ctx) {
   const { user, root } = tree;
   const folder = `${root}/${tree.unitName(0)}`;
   // Unmeasured first round, checked: every file is back.
-  await deleteAndRestore(user, root, tree.files);
+  await deleteAndRestore(ctx, user, root, tree.files);
   const { body } = await getJson(`${ctx.target.url}/v1/agent/files?path=${q(root)}&recursive=true&includeStats=false`, user);
   if (body.entries?.length !== tree.files + tree.dirs) throw new Error(`after a restore: ${body.entries?.length} entries (want ${tree.files + tree.dirs})`);
-  const big = [];
+  const steps = [];
   const small = [];
   const cpu = {};
   const started = performance.now();
   // The 10k tree and one of its folders alternate, so drift on a shared machine hits both.
   for (let r = 0; r < scale.moveRounds && !(r > 0 && (performance.now() - started) / 1000 >= 2 * MAX_SECONDS); r++) {
     const meter = cpuMeter(stackPids(ctx));
-    big.push(await deleteAndRestore(user, root, tree.files));
+    steps.push(await deleteAndRestore(ctx, user, root, tree.files));
     addCpu(cpu, meter());
-    small.push(await deleteAndRestore(user, folder, tree.perDir));
+    small.push((await deleteAndRestore(ctx, user, folder, tree.perDir)).ms);
   }
+  const big = steps.map((m) => m.ms);
+  const list = overList(median(big), await listBaseline(ctx, tree));
   return {
     value: median(big),
     unit: 'ms',
@@ -208,7 +234,8 @@ export async function restore10k(ctx) {
     p99: quantile(big, 0.99),
     notes:
       `POST /v1/agent/files/restore {recursive: true} of a folder of ${tree.files} files in ${tree.dirs} folders just deleted (DELETE recursive=true, not measured), ` +
-      `${big.length} rounds: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ${cpuPer(cpu, big.length, 'round')} (delete and restore; Redis's own not counted). ` +
-      `Baseline: the same for one of its folders (${tree.perDir} files), alternated: p50 ${fmt(median(small))} ms over ${small.length}`,
+      `${big.length} rounds: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ${cpuPer(cpu, big.length, 'round')} (delete and restore; Redis's own not counted).${redisNote(steps)} ` +
+      `Baseline: the same for one of its folders (${tree.perDir} files), alternated: p50 ${fmt(median(small))} ms over ${small.length}. ${list.text}`,
+    metrics: { overList: list.ratio },
   };
 }

@@ -33,8 +33,9 @@ export interface RateDecision {
  * The library reads the reply as {consumed, msBeforeNext} and refuses when consumed > burst, so
  * the script answers burst − remaining when accepted, and burst + 1 with the wait for the next
  * token when refused (refusals store nothing: hammering a full bucket does not push it further).
+ * Exported for the bench's agent floors, which make the same call (bench/lib/floor-server.mjs).
  */
-function tokenBucketScript(perSecond: number, burst: number): string {
+export function tokenBucketScript(perSecond: number, burst: number): string {
   const interval = 1000 / perSecond;
   return `
 local interval = ${interval}

@@ -1,0 +1,120 @@
+// chat-via-routed-alias: chats started through an alias that routes (two configs, 50/50, a
+// routingKey per request) against chats through a plain alias, in alternating runs of the
+// same length on the same Agents: the ratio is what routing costs a chat (docs/api/agents.md#rollout).
+import { cpuMeter, cpuPerUnit } from '../lib/cpu.mjs';
+import { cannon, expectStatus, pool } from '../lib/http.mjs';
+import { cannonNotes, createAgents, fmt } from './agents-shared.mjs';
+
+const ROUTED = 'canary';
+const PLAIN = 'stable';
+/** Measured runs of each kind, alternated (routed, plain, routed, …) so drift hits both. */
+const ROUNDS = 2;
+
+/** Each Agent gets a second config, a routed alias over both and a plain alias on the second. */
+async function prepare(user, agents, concurrency) {
+  await pool(agents, concurrency, async (agent) => {
+    const path = `/v1/agents/${agent.agentId}`;
+    const second = expectStatus(await user.call('PATCH', path, { baseConfigId: agent.configId, description: 'the second config' }), 200, 'patch an Agent').body.currentConfigId;
+    const routing = [
+      { configId: agent.configId, weight: 50 },
+      { configId: second, weight: 50 },
+    ];
+    expectStatus(await user.call('PUT', `${path}/aliases/${ROUTED}`, { routing }), 201, 'put the routed alias');
+    expectStatus(await user.call('PUT', `${path}/aliases/${PLAIN}`, { configId: second }), 201, 'put the plain alias');
+    agent.configs = [agent.configId, second];
+  });
+}
+
+/** POST …/chats through `alias` on the Agents in turn, a routing key of its own per request. */
+function chatRequest(agents, alias) {
+  let seq = 0;
+  return {
+    method: 'POST',
+    path: '/',
+    setupRequest: (req) => {
+      const n = seq++;
+      return {
+        ...req,
+        path: `/v1/agents/${agents[n % agents.length].agentId}/chats`,
+        headers: { ...req.headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ alias, routingKey: `customer-${n}` }),
+      };
+    },
+  };
+}
+
+/** Sums alternating runs of one kind: req/s over the whole time, the worst p99, the median-ish p50. */
+function combine(runs, seconds) {
+  const sum = (f) => runs.reduce((a, r) => a + f(r), 0);
+  const cpu = {};
+  for (const r of runs) for (const [name, ms] of Object.entries(r.cpu ?? {})) cpu[name] = (cpu[name] ?? 0) + ms;
+  const statusCounts = {};
+  for (const r of runs) for (const [code, n] of Object.entries(r.statusCounts)) statusCounts[code] = (statusCounts[code] ?? 0) + n;
+  return {
+    rps: sum((r) => r.total) / seconds,
+    total: sum((r) => r.total),
+    p50: Math.max(...runs.map((r) => r.p50)),
+    p99: Math.max(...runs.map((r) => r.p99)),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    statusCounts,
+    cpu,
+  };
+}
+
+/** The routed alias's chats per config over all Agents (its stats since the alias was made). */
+async function routedSplit(user, agents, concurrency) {
+  const split = {};
+  await pool(agents, concurrency, async (agent) => {
+    const stats = expectStatus(await user.call('GET', `/v1/agents/${agent.agentId}/aliases/${ROUTED}/stats`), 200, 'get the alias stats').body;
+    stats.configs.forEach((c, i) => (split[i] = (split[i] ?? 0) + c.chats));
+  });
+  return Object.values(split);
+}
+
+export async function chatViaRoutedAlias(ctx) {
+  const { scale } = ctx;
+  const user = await ctx.newUser('chat');
+  // As many Agents as connections: chats of one Agent are ordered by its WATCH, and it is the
+  // alias's cost that is measured here, not that queue.
+  const agents = await createAgents(user, scale.connections, scale.seedConcurrency, (i) => ({ name: `Chat Agent ${i}` }));
+  await prepare(user, agents, scale.seedConcurrency);
+  const headers = { authorization: `Bearer ${user.token}` };
+  const run = (alias, duration) =>
+    cannon({ connections: scale.connections, duration, url: ctx.target.url, headers, requests: [chatRequest(agents, alias)], measure: () => cpuMeter(ctx.target.pids) });
+  if (scale.warmupS > 0) {
+    await run(ROUTED, scale.warmupS);
+    await run(PLAIN, scale.warmupS);
+  }
+  const each = Math.max(1, Math.round(scale.durationS / ROUNDS));
+  const routedRuns = [];
+  const plainRuns = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    routedRuns.push(await run(ROUTED, each));
+    plainRuns.push(await run(PLAIN, each));
+  }
+  const routed = combine(routedRuns, each * ROUNDS);
+  const plain = combine(plainRuns, each * ROUNDS);
+  for (const [label, r] of [['routed', routed], ['plain', plain]]) {
+    if (r.total === 0 || r.non2xx + r.errors + r.timeouts > 0) ctx.problem('chat-via-routed-alias', `${label}: ${r.non2xx} non-2xx ${JSON.stringify(r.statusCounts)}, ${r.errors} errors, ${r.timeouts} timeouts of ${r.total}`);
+  }
+  // Every chat the routed runs answered is counted on one of the two configs (a run's last
+  // requests may land after it ended: more, never fewer); both get a share.
+  const split = await routedSplit(user, agents, scale.seedConcurrency);
+  const counted = split.reduce((a, b) => a + b, 0);
+  const warmed = scale.warmupS > 0 ? 'warm-up included' : 'no warm-up';
+  if (counted < routed.total || split.some((n) => n === 0)) ctx.problem('chat-via-routed-alias', `the routed alias counted ${JSON.stringify(split)} chats (${warmed}) for ${routed.total} answered`);
+  return {
+    value: routed.rps,
+    unit: 'req/s',
+    baseline: plain.rps,
+    p50: routed.p50,
+    p99: routed.p99,
+    cpu: { per: 'request', system: cpuPerUnit(routed.cpu, routed.total), baseline: cpuPerUnit(plain.cpu, plain.total) },
+    notes:
+      `POST /v1/agents/{id}/chats on ${agents.length} Agents in turn, ${scale.connections} connections, ${ROUNDS} alternating runs of ${each} s each. ` +
+      `${cannonNotes(`through the routed alias (2 configs 50/50, a routingKey per request)`, routed)}; ${cannonNotes('baseline: through a plain alias (the same body)', plain)}. ` +
+      `The routed alias's chats per config: ${split.join(' / ')} (${warmed}; ${fmt((100 * (split[0] ?? 0)) / Math.max(1, counted), 1)} % on the first). p50 and p99: the worse run of each kind`,
+  };
+}
