@@ -16,13 +16,21 @@ import { Workspace } from '../src/domain/workspace.js';
 export const MiB = 1024 * 1024;
 
 /** The files domain on the tests' real S3 store (a fresh bucket) and Redis, as the service wires it. */
+/** The Redis the next realFiles() use: the machine's single one, unless a suite points them at a Cluster. */
+let redisTarget: { url: string; cluster: boolean } | undefined;
+
+/** Points every realFiles() after this call at `target` (a Redis Cluster: see index-cluster.int.test.ts). */
+export function useRedis(target: { url: string; cluster: boolean }): void {
+  redisTarget = target;
+}
+
 export async function realFiles(options: { maxReadBytes?: number; pendingMs?: number; graceMs?: number; keepRevisions?: number; retentionMs?: number; quotaBytes?: number; clock?: () => number } = {}) {
   const { s3: endpoint, redisUrl } = inject('infra');
   const bucket = `int-${randomBytes(8).toString('hex')}`;
   const client = createS3Client({ ...endpoint, bucket });
   await ensureBucket(client, bucket, endpoint.region);
   const blobs = new MinioBlobStore({ client, bucket });
-  const redis: RedisClient = createRedis({ url: redisUrl });
+  const redis: RedisClient = createRedis(redisTarget ?? { url: redisUrl });
   const logger = createLogger('files-test', 'silent');
   const keys = new IndexKeys(bucket);
   const outbox = new RedisOutbox({ redis, namespace: `files-test-${bucket}` });
