@@ -1,15 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { put, sha256 } from './support/files-api.js';
 import { rawZip, type RawEntry } from '@workspace/testkit';
-import { request, startStack, type ApiUser, type Stack } from './support/stack.js';
+import { request, sharedStack, type ApiUser, type SharedStack } from './support/stack.js';
 import { unzip } from './support/zip.js';
 
-let stack: Stack;
+let stack: SharedStack;
 beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.stop();
+  stack = sharedStack();
 });
 
 async function exportZip(u: ApiUser, agentId: string): Promise<{ res: Response; zip: Buffer }> {

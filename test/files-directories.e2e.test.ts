@@ -1,18 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { q, upload } from './support/files.js';
 import { copy, list, move, ok, put, read, stat, type Entry } from './support/files-api.js';
 import { auditIndex } from './support/files-index-check.js';
-import { startStack, type ApiUser, type Stack } from './support/stack.js';
+import { sharedStack, type ApiUser, type SharedStack } from './support/stack.js';
 import { unzip } from './support/zip.js';
 
 /** Explicit folders (docs/api/files.md#folders): POST /v1/agent/files/directories. */
 
-let stack: Stack;
+let stack: SharedStack;
 beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.stop();
+  stack = sharedStack();
 });
 
 const mkdir = (u: ApiUser, path: string) => u.request('POST', '/v1/agent/files/directories', { path });

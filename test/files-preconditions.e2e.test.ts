@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { tenantKey, userTag } from '@workspace/platform';
 import { multipart, q } from './support/files.js';
 import { list, put, read, sha256, stat } from './support/files-api.js';
 import { testRedis } from './support/backends.js';
 import { auditIndex, storedObjects } from './support/files-index-check.js';
-import { request, startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
+import { request, sharedStack, type ApiResponse, type ApiUser, type SharedStack } from './support/stack.js';
 
 /**
  * File preconditions (docs/api/files.md#preconditions): If-Match / If-None-Match on uploads
@@ -12,12 +12,9 @@ import { request, startStack, type ApiResponse, type ApiUser, type Stack } from 
  * step: a failure is 412 PRECONDITION_FAILED with details.currentSha256 and changes nothing.
  */
 
-let stack: Stack;
+let stack: SharedStack;
 beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.stop();
+  stack = sharedStack();
 });
 
 const etag = (sha: string) => `"${sha}"`;

@@ -1,15 +1,12 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { q } from './support/files.js';
 import { byteOrder, copy, move, ok, put, sha256 } from './support/files-api.js';
-import { startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
+import { sharedStack, type ApiResponse, type ApiUser, type SharedStack } from './support/stack.js';
 
-let stack: Stack;
+let stack: SharedStack;
 beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.stop();
+  stack = sharedStack();
 });
 
 interface Match {
