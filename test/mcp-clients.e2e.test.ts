@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHeaderProxy, type HeaderProxy } from './support/header-proxy.js';
 import { conformanceNode, passed, runConformance, type ConformanceRun } from './support/mcp-conformance.js';
-import { mcpPost } from './support/mcp.js';
+import { body, mcpPost } from './support/mcp.js';
 import { sharedStack, type ApiUser, type SharedStack } from './support/stack.js';
 
 /**
@@ -124,7 +124,7 @@ describe('mcp — the MCP Inspector CLI', () => {
     // What the Inspector was answered: the challenge it would follow to find an authorization server.
     const res = await mcpPost(stack.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, {});
     expect(res.status).toBe(401);
-    expect((await res.json()).error.code).toBe('UNAUTHENTICATED');
+    expect((await body(res)).error.code).toBe('UNAUTHENTICATED');
     const metadataUrl = /^Bearer resource_metadata="([^"]+)"$/.exec(res.headers.get('www-authenticate') ?? '')?.[1];
     expect(metadataUrl, res.headers.get('www-authenticate') ?? 'no WWW-Authenticate').toBe(`${stack.url}/.well-known/oauth-protected-resource`);
     const metadata = await fetch(metadataUrl!);
