@@ -136,8 +136,8 @@ describe('mcp — the MCP Inspector CLI', () => {
 /**
  * The conformance suite's server scenarios that cannot pass here, and why: they call the tools,
  * resources, prompts and completions of the suite's own test server ("everything" server), which
- * a workspace server does not have. Each must fail, and for that reason (`failsWith`, matched
- * against its failed checks): a failure for another reason is a defect. Listed in docs/testing.md.
+ * a workspace server does not have. Each must fail, and for that reason (the pattern beside it,
+ * matched against its failed checks): a failure for another reason is a defect. Listed in docs/testing.md.
  */
 const TEST_TOOL = /unknown tool: test_/;
 const NOT_WORKSPACE_URI = /not a workspace resource/;
