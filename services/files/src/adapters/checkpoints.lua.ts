@@ -5,11 +5,13 @@
  *   P ckm        HASH   checkpoint id → its JSON {path, label, createdAt, files, bytes}
  *   P ckl        ZSET   checkpoint id → a sequence number (newest first = highest)
  *   P ckseq      STRING the last sequence number
- *   P ck:<id>    HASH   file path → its entry then ("size|mtimeMs|sha256|objectKey|revision")
- *   P kr:<path>  HASH   revision → entry: the revisions of <path> some checkpoint names, so that a
- *                       revision trimmed from the path's history (FILE_REVISIONS, FILE_REVISION_DAYS)
- *                       can still be read and restored while a checkpoint names it
- *   P krn        HASH   "<path>\0<revision>" → how many checkpoints name it
+ *   P ck:<id>    HASH   file path → its entry then ("size|mtimeMs|sha256|objectKey|revision"):
+ *                       a revision trimmed from the path's history (FILE_REVISIONS,
+ *                       FILE_REVISION_DAYS) can still be read and restored while a checkpoint
+ *                       names it (revisionAt() looks here)
+ *   P kr:<path>, P krn  what checkpoints taken by earlier versions kept per revision (revision →
+ *                       entry, and "<path>\0<revision>" → how many checkpoints); no longer written,
+ *                       cleared as those checkpoints are deleted
  *   P cko        HASH   object key → how many checkpoint entries reference it
  *   P ckb        STRING bytes of the objects in cko, each once (what checkpoints hold, for usage)
  *   P mvs        ZSET   "<path>\0<15-digit ms>" score 0: each time a file or folder was moved away
@@ -31,7 +33,6 @@ const CK_PRELUDE = `${PRELUDE}
 local CKM, CKL, KRN, CKO, CKB = P .. 'ckm', P .. 'ckl', P .. 'krn', P .. 'cko', P .. 'ckb'
 local MVS = P .. 'mvs'
 local function ckKey(id) return P .. 'ck:' .. id end
-local function keptKey(p) return P .. 'kr:' .. p end
 local function under(p, dir)
   return dir == ROOT or p == dir or p:sub(1, #dir + 1) == dir .. '/'
 end
@@ -58,42 +59,50 @@ local function filesNow(path)
   return out
 end
 
--- A checkpoint's entry: the revision stays readable and its bytes referenced.
-local function hold(p, v)
-  local size, _, sha, key, rev = entryOf(v)
-  if redis.call('HINCRBY', KRN, p .. '\\0' .. rev, 1) == 1 then redis.call('HSET', keptKey(p), rev, v) end
-  if redis.call('HINCRBY', CKO, key, 1) == 1 then redis.call('INCRBY', CKB, size) end
+-- A checkpoint's entry holds its object (cko counts checkpoint entries per object; ckb the bytes
+-- of those objects, each once) and a reference to it. The checkpoint's own hash keeps the
+-- revision readable (revisionAt() in index.lua.ts looks there once the history dropped it).
+-- → the bytes ckb grows by (the caller adds them up: one INCRBY for a whole checkpoint).
+local function hold(v)
+  local size, _, sha, key = entryOf(v)
   ref(key, size, sha)
+  if redis.call('HINCRBY', CKO, key, 1) == 1 then return tonumber(size) end
+  return 0
 end
-local function unhold(p, v)
-  local size, _, _, key, rev = entryOf(v)
-  if redis.call('HINCRBY', KRN, p .. '\\0' .. rev, -1) <= 0 then
-    redis.call('HDEL', KRN, p .. '\\0' .. rev)
-    redis.call('HDEL', keptKey(p), rev)
-  end
+local function unhold(v)
+  local size, _, _, key = entryOf(v)
+  local freed = 0
   if redis.call('HINCRBY', CKO, key, -1) <= 0 then
     redis.call('HDEL', CKO, key)
-    if redis.call('DECRBY', CKB, size) <= 0 then redis.call('DEL', CKB) end
+    freed = tonumber(size)
   end
   unref(key)
+  return freed
+end
+local function addHeld(bytes)
+  if bytes ~= 0 and redis.call('INCRBY', CKB, bytes) <= 0 then redis.call('DEL', CKB) end
 end
 
--- Takes a checkpoint of the tree at path. → its JSON, or nil and the count when there are max.
-local function checkpoint(id, path, label, max)
+-- Takes a checkpoint of the tree at path (\`files\`: filesNow(path), when the caller has it).
+-- → its JSON, or nil and the count when there are max.
+local function checkpoint(id, path, label, max, files)
   local count = redis.call('HLEN', CKM)
   if count >= max then return nil, count end
-  local h = ckKey(id)
-  local seen, bytes, files = {}, 0, filesNow(path)
+  files = files or filesNow(path)
   if not files then return nil, -1 end
+  local seen, bytes, held, fields = {}, 0, 0, {}
   for _, f in ipairs(files) do
-    redis.call('HSET', h, f[1], f[2])
-    hold(f[1], f[2])
+    fields[#fields + 1] = f[1]
+    fields[#fields + 1] = f[2]
+    held = held + hold(f[2])
     local size, _, sha = entryOf(f[2])
     if not seen[sha] then
       seen[sha] = true
       bytes = bytes + tonumber(size)
     end
   end
+  bulk({ 'HSET', ckKey(id) }, fields)
+  addHeld(held)
   local meta = cjson.encode({ path = path, label = label, createdAt = NOW, files = #files, bytes = bytes })
   redis.call('HSET', CKM, id, meta)
   redis.call('ZADD', CKL, redis.call('INCR', P .. 'ckseq'), id)
@@ -189,7 +198,20 @@ export const DELETE_CHECKPOINT = `${CK_PRELUDE}
 local id = ARGV[7]
 if redis.call('HEXISTS', CKM, id) == 0 then return { 'CHECKPOINT_NOT_FOUND', id } end
 local all = redis.call('HGETALL', ckKey(id))
-for i = 1, #all, 2 do unhold(all[i], all[i + 1]) end
+local freed = 0
+for i = 2, #all, 2 do freed = freed + unhold(all[i]) end
+addHeld(-freed)
+-- Checkpoints taken before their hashes were the revisions' keepers also kept each revision in
+-- P kr:<path>, counted in P krn: those go with the last checkpoint that named them.
+if redis.call('EXISTS', KRN) == 1 then
+  for i = 1, #all, 2 do
+    local counted = all[i] .. '\\0' .. field(all[i + 1], 5)
+    if redis.call('HINCRBY', KRN, counted, -1) <= 0 then
+      redis.call('HDEL', KRN, counted)
+      redis.call('HDEL', P .. 'kr:' .. all[i], field(all[i + 1], 5))
+    end
+  end
+end
 redis.call('DEL', ckKey(id))
 redis.call('HDEL', CKM, id)
 redis.call('ZREM', CKL, id)
@@ -211,11 +233,12 @@ if path ~= ROOT then
 end
 local wanted, refused = filesThen(path, ARGV[8], ARGV[9])
 if not wanted then return refused end
-local meta, count = checkpoint(ARGV[10], path, ARGV[11], tonumber(ARGV[12]))
-if count == -1 then return { 'TREE_TOO_LARGE', path } end
+local now = filesNow(path)
+if not now then return { 'TREE_TOO_LARGE', path } end
+local meta, count = checkpoint(ARGV[10], path, ARGV[11], tonumber(ARGV[12]), now)
 if not meta then return { 'CHECKPOINT_QUOTA', tostring(count), ARGV[12] } end
 local restored, removed, unchanged = 0, 0, 0
-for _, f in ipairs(filesNow(path)) do
+for _, f in ipairs(now) do
   local p, v = f[1], f[2]
   local want = wanted[p]
   if want and field(want, 3) == field(v, 3) then

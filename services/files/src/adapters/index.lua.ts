@@ -87,6 +87,18 @@ local function emptyDir(p)
   return explicit(p) and redis.call('ZCARD', children(p)) == 1
 end
 
+-- Runs one command with a fixed head (the command, its key, its flags) and many arguments, a
+-- chunk at a time (Lua's unpack takes a few thousand values at most). The chunk is even, so
+-- pairs (field and value, score and member) stay together.
+local BULK_STEP = 1000
+local function bulk(head, args)
+  for i = 1, #args, BULK_STEP do
+    local call = { unpack(head) }
+    for j = i, math.min(i + BULK_STEP - 1, #args) do call[#call + 1] = args[j] end
+    redis.call(unpack(call))
+  end
+end
+
 local function field(v, i)
   local parts = {}
   for s in (v .. '|'):gmatch('([^|]*)|') do parts[#parts + 1] = s end
@@ -98,8 +110,9 @@ local function withKey(v, key)
   return size .. '|' .. mtime .. '|' .. sha .. '|' .. key .. '|' .. rev
 end
 local function withRev(v, mtime, rev)
+  if not mtime then return v:match('^(.*|)') .. rev end
   local size, _, sha, key = v:match('^([^|]*)|([^|]*)|([^|]*)|([^|]*)|')
-  return size .. '|' .. (mtime or field(v, 2)) .. '|' .. sha .. '|' .. key .. '|' .. rev
+  return size .. '|' .. mtime .. '|' .. sha .. '|' .. key .. '|' .. rev
 end
 
 -- A precondition on the file at p (docs/api/files.md#preconditions): want = '' none, '*' nothing
@@ -136,8 +149,8 @@ local function member(p, v)
   return p
 end
 local function decode(m)
-  local p, v = m:match('^(.-)%z(.*)$')
-  if p then return p, v end
+  local i = m:find('\\0', 1, true)
+  if i then return m:sub(1, i - 1), m:sub(i + 1) end
   return m, nil
 end
 
@@ -154,6 +167,45 @@ local function attach(p, v)
     redis.call('ZADD', Z, 0, parent)
     parent, m = split(parent)
   end
+end
+
+-- Links many new entries into the tree, as attach() does each but in a few bulk calls: \`files\`
+-- is a list of {path, entry} (entry nil for a directory) at paths that hold nothing now, with no
+-- file above them.
+local function attachMany(files)
+  local linked, kids, parents, known = {}, {}, {}, {}
+  local function into(parent, m)
+    local k = kids[parent]
+    if not k then
+      k = {}
+      kids[parent] = k
+      parents[#parents + 1] = parent
+    end
+    k[#k + 1] = 0
+    k[#k + 1] = m
+  end
+  -- Makes sure directory d is linked, and its parents up to the first that exists.
+  local function link(d)
+    while known[d] == nil do
+      known[d] = true
+      if d == ROOT or redis.call('EXISTS', children(d)) == 1 then return end
+      linked[#linked + 1] = 0
+      linked[#linked + 1] = d
+      local parent, name = split(d)
+      into(parent, name)
+      d = parent
+    end
+  end
+  for _, f in ipairs(files) do
+    local p, v = f[1], f[2]
+    linked[#linked + 1] = 0
+    linked[#linked + 1] = member(p, v)
+    local parent, name = split(p)
+    into(parent, member(name, v))
+    link(parent)
+  end
+  bulk({ 'ZADD', Z }, linked)
+  for _, parent in ipairs(parents) do bulk({ 'ZADD', children(parent) }, kids[parent]) end
 end
 
 -- Unlinks an entry; directories left empty above it go with it.
@@ -300,16 +352,40 @@ local function contentRecord(v)
   return rev .. '|0|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOW .. '|'
 end
 
+-- The sorted-set work of many writes to histories (which paths have one, since when, which left
+-- the trash), gathered by push() and written() and done by flush() in a few calls: a tree of N
+-- files costs N list pushes and a few bulk calls, not 4 N calls.
+local function batch()
+  return { hx = {}, ho = {}, t = {} }
+end
+local function flush(b)
+  bulk({ 'ZADD', HX }, b.hx)
+  bulk({ 'ZADD', HO, 'NX' }, b.ho)
+  bulk({ 'ZREM', T }, b.t)
+end
+
 -- Pushes a record onto p's history with a reference to its bytes; records beyond KEEP_REVS go,
--- releasing theirs.
-local function push(p, r)
+-- releasing theirs. With a batch \`b\`, its sorted-set work waits for flush(b). A caller that
+-- has the record's object (key, size, sha256) at hand passes them.
+local function push(p, r, b, key, size, sha)
   local h = history(p)
   local n = redis.call('LPUSH', h, r)
   if n == 1 then
-    redis.call('ZADD', HX, 0, p)
-    redis.call('ZADD', HO, 'NX', NOW, p)
+    if b then
+      b.hx[#b.hx + 1] = 0
+      b.hx[#b.hx + 1] = p
+      b.ho[#b.ho + 1] = NOW
+      b.ho[#b.ho + 1] = p
+    else
+      redis.call('ZADD', HX, 0, p)
+      redis.call('ZADD', HO, 'NX', NOW, p)
+    end
   end
-  ref(field(r, 6), field(r, 4), field(r, 5))
+  if not key then
+    local _
+    _, _, _, size, sha, key = recordOf(r)
+  end
+  ref(key, size, sha)
   while n > KEEP_REVS do
     unref(field(redis.call('RPOP', h), 6))
     n = n - 1
@@ -324,10 +400,10 @@ local function adopt(p, v)
 end
 
 -- Records a write of entry v at p (replacing old, if any): a revision, and p leaves the trash.
-local function written(p, old, v)
+local function written(p, old, v, b)
   if old then adopt(p, old) end
-  push(p, contentRecord(v))
-  redis.call('ZREM', T, p)
+  push(p, contentRecord(v), b)
+  if b then b.t[#b.t + 1] = p else redis.call('ZREM', T, p) end
 end
 
 -- Records the deletion of the file at p (entry v): a deletion that carries the last content,
@@ -351,7 +427,12 @@ local function revisionAt(p, want)
   end
   local v = redis.call('HGET', E, p)
   if v and field(v, 5) == want then return v end
-  -- A revision a checkpoint names outlives the history's trimming (checkpoints.lua.ts).
+  -- A revision a checkpoint names outlives the history's trimming (checkpoints.lua.ts): the
+  -- checkpoints' own entries, and P kr:<path> of checkpoints taken before those were enough.
+  for _, id in ipairs(redis.call('ZRANGE', P .. 'ckl', 0, -1)) do
+    v = redis.call('HGET', P .. 'ck:' .. id, p)
+    if v and field(v, 5) == want then return v end
+  end
   return redis.call('HGET', P .. 'kr:' .. p, want) or nil
 end
 
@@ -566,31 +647,51 @@ else
   local members = redis.call('ZRANGEBYLEX', Z, lo, hi)
   if op == 'move' then
     -- Every file lands on a new path: a new revision there (as for a file moved), so a folder
-    -- moved away and back never lists one revision twice. The child sets move whole; the files'
-    -- members in them get their new entries once they are in place.
-    local landed = {}
+    -- moved away and back never lists one revision twice. The child sets move whole (RENAME);
+    -- the files' members in them then get their new entries. Every other write is gathered and
+    -- done in bulk, a few calls for the whole tree.
+    local b, gone, entries, linked = batch(), {}, {}, {}
+    local fixes, parents = {}, {}
     for _, m in ipairs(members) do
       local p, v = decode(m)
       local target = to .. p:sub(cut)
       if v then
-        local moved = withRev(v, nil, nextRev())
-        redis.call('HDEL', E, p)
-        redis.call('HSET', E, target, moved)
-        written(target, nil, moved)
-        landed[#landed + 1] = { target, v, moved }
+        local size, mtime, sha, key = entryOf(v)
+        local rev = nextRev()
+        local moved = size .. '|' .. mtime .. '|' .. sha .. '|' .. key .. '|' .. rev
+        gone[#gone + 1] = p
+        entries[#entries + 1] = target
+        entries[#entries + 1] = moved
+        -- written(target, nil, moved, b), with the fields at hand.
+        push(target, rev .. '|0|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOW .. '|', b, key, size, sha)
+        b.t[#b.t + 1] = target
+        local parent, name = split(target)
+        local fix = fixes[parent]
+        if not fix then
+          fix = { out = {}, into = {} }
+          fixes[parent] = fix
+          parents[#parents + 1] = parent
+        end
+        fix.out[#fix.out + 1] = member(name, v)
+        fix.into[#fix.into + 1] = 0
+        fix.into[#fix.into + 1] = member(name, moved)
         v = moved
       else
         redis.call('RENAME', children(p), children(target))
       end
-      redis.call('ZADD', Z, 0, member(target, v))
+      linked[#linked + 1] = 0
+      linked[#linked + 1] = member(target, v)
     end
+    bulk({ 'HDEL', E }, gone)
+    bulk({ 'HSET', E }, entries)
     redis.call('ZREMRANGEBYLEX', Z, lo, hi)
+    bulk({ 'ZADD', Z }, linked)
     redis.call('RENAME', children(from), children(to))
-    for _, f in ipairs(landed) do
-      local parent, name = split(f[1])
-      redis.call('ZREM', children(parent), member(name, f[2]))
-      redis.call('ZADD', children(parent), 0, member(name, f[3]))
+    for _, parent in ipairs(parents) do
+      bulk({ 'ZREM', children(parent) }, fixes[parent].out)
+      bulk({ 'ZADD', children(parent) }, fixes[parent].into)
     end
+    flush(b)
     detach(from, nil)
   else
     -- Copies get new revisions, so their members differ: the child sets are built anew (with

@@ -89,23 +89,38 @@ for _, p in ipairs(found) do
   local _, deleted, _, size, sha, key, at = recordOf(redis.call('LINDEX', history(p), 0) or '')
   if deleted == '1' then items[#items + 1] = { p = p, at = tonumber(at), size = size, sha = sha, key = key } end
 end
-table.sort(items, function(a, b)
+local function before(a, b)
   if a.at ~= b.at then return a.at > b.at end
   return a.p < b.p
-end)
+end
+-- Paths come in byte order: one recursive delete (one time) needs no sort.
+local sorted = true
+for i = 2, #items do
+  if before(items[i], items[i - 1]) then
+    sorted = false
+    break
+  end
+end
+if not sorted then table.sort(items, before) end
 -- Nothing in the tree blocks them now, so only they can block each other: a path restored as a
 -- file (taken) blocks everything below it, and a path with a restored file below it (under)
 -- cannot be a file. Decided here, without a call to Redis.
-local taken, under = {}, {}
+local taken, under, clear = {}, {}, {}
 local function free(p)
   if under[p] then return false end
-  local a = split(p)
-  while a ~= ROOT do
-    if taken[a] then return false end
-    a = split(a)
+  local parent = split(p)
+  -- clear[d]: no file taken at d or above it. It stays true: a file taken at or above d later
+  -- would have a file below it (under), which free() refuses.
+  if not clear[parent] then
+    local a = parent
+    while a ~= ROOT do
+      if taken[a] then return false end
+      a = split(a)
+    end
+    clear[parent] = true
   end
   taken[p] = true
-  a = split(p)
+  local a = parent
   while a ~= ROOT and not under[a] do
     under[a] = true
     a = split(a)
@@ -113,18 +128,26 @@ local function free(p)
   return true
 end
 local restored, last = 0, nil
+local b, entries, files = batch(), {}, {}
 for _, it in ipairs(items) do
   local p = it.p
   if free(p) then
-    last = it.size .. '|' .. NOW .. '|' .. it.sha .. '|' .. it.key .. '|' .. nextRev()
-    redis.call('HSET', E, p, last)
-    attach(p, last)
+    local rev = nextRev()
+    last = it.size .. '|' .. NOW .. '|' .. it.sha .. '|' .. it.key .. '|' .. rev
+    entries[#entries + 1] = p
+    entries[#entries + 1] = last
+    files[#files + 1] = { p, last }
     ref(it.key, it.size, it.sha)
-    written(p, nil, last)
+    -- written(p, nil, last, b), with the fields at hand.
+    push(p, rev .. '|0|' .. NOW .. '|' .. it.size .. '|' .. it.sha .. '|' .. it.key .. '|' .. NOW .. '|', b, it.key, it.size, it.sha)
+    b.t[#b.t + 1] = p
     restored = restored + 1
   end
 end
 if restored == 0 then return { 'OK', 0, '' } end
+bulk({ 'HSET', E }, entries)
+attachMany(files)
+flush(b)
 local kind = redis.call('HEXISTS', E, path) == 1 and 'file' or 'directory'
 local v = kind == 'file' and last or nil
 log('created', kind, path, nil, v)
