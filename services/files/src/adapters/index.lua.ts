@@ -63,10 +63,15 @@ local RSV, RSVT = P .. 'rsv', P .. 'rsvt'
 local T, HX, HO, MV = P .. 't', P .. 'hx', P .. 'ho', P .. 'mv'
 local ROOT = '/files'
 
-local revCount = 0
+local revCount, revHigh = 0, nil
+local HEX = '0123456789abcdef'
 local function nextRev()
   revCount = revCount + 1
-  return ARGV[6] .. string.format('%08x', revCount)
+  local low = revCount % 256
+  -- The counter's high 6 digits change every 256 ids: a tree of files formats them once each.
+  if low == 0 or not revHigh then revHigh = ARGV[6] .. string.format('%06x', (revCount - low) / 256) end
+  local a, b = math.floor(low / 16) + 1, low % 16 + 1
+  return revHigh .. HEX:sub(a, a) .. HEX:sub(b, b)
 end
 
 local function split(p)
@@ -99,10 +104,16 @@ local function bulk(head, args)
   end
 end
 
+-- Field i (1-based) of an entry or a record ("a|b|c…"), or nil when it has fewer.
 local function field(v, i)
-  local parts = {}
-  for s in (v .. '|'):gmatch('([^|]*)|') do parts[#parts + 1] = s end
-  return parts[i]
+  local start = 1
+  for _ = 2, i do
+    local bar = v:find('|', start, true)
+    if not bar then return nil end
+    start = bar + 1
+  end
+  local stop = v:find('|', start, true)
+  return v:sub(start, stop and stop - 1 or -1)
 end
 -- Entry v with its bytes in object \`key\`.
 local function withKey(v, key)
@@ -241,11 +252,12 @@ local function store(p, old, v)
   end
 end
 
--- A reference to an object of \`size\` bytes (their sha256: \`sha\`). Only an object nothing
+-- A reference (or \`n\`) to an object of \`size\` bytes (their sha256: \`sha\`). Only an object nothing
 -- referenced can be queued as garbage; its bytes count towards the user's usage once, however
 -- many references it has, and it is the one later uploads of the same bytes share.
-local function ref(key, size, sha)
-  if redis.call('HINCRBY', R, key, 1) == 1 then
+local function ref(key, size, sha, n)
+  n = n or 1
+  if redis.call('HINCRBY', R, key, n) == n then
     redis.call('ZREM', G, key)
     if size then
       redis.call('HSET', SZ, key, size)
@@ -366,8 +378,9 @@ end
 
 -- Pushes a record onto p's history with a reference to its bytes; records beyond KEEP_REVS go,
 -- releasing theirs. With a batch \`b\`, its sorted-set work waits for flush(b). A caller that
--- has the record's object (key, size, sha256) at hand passes them.
-local function push(p, r, b, key, size, sha)
+-- has the record's object (key, size, sha256) at hand passes them, and the references it takes
+-- to that object itself (\`also\`), so that one call counts them all.
+local function push(p, r, b, key, size, sha, also)
   local h = history(p)
   local n = redis.call('LPUSH', h, r)
   if n == 1 then
@@ -385,7 +398,7 @@ local function push(p, r, b, key, size, sha)
     local _
     _, _, _, size, sha, key = recordOf(r)
   end
-  ref(key, size, sha)
+  ref(key, size, sha, 1 + (also or 0))
   while n > KEEP_REVS do
     unref(field(redis.call('RPOP', h), 6))
     n = n - 1

@@ -77,8 +77,11 @@ local found = redis.call('ZRANGEBYLEX', T, '[' .. path .. '/', '(' .. path .. '0
 if redis.call('ZSCORE', T, path) then found[#found + 1] = path end
 local items = {}
 local blocked = {}
+-- A directory at a trashed path refuses the restore; a recursive delete's undo finds none (nothing
+-- is left below the path) without asking for each path.
+local dirsBelow = redis.call('ZLEXCOUNT', Z, '[' .. path .. '/', '(' .. path .. '0') > 0
 for _, p in ipairs(found) do
-  if isdir(p) then return { 'PATH_CONFLICT', p, 'a directory exists at this path' } end
+  if (dirsBelow or p == path) and isdir(p) then return { 'PATH_CONFLICT', p, 'a directory exists at this path' } end
   local parent = split(p)
   local above = blocked[parent]
   if above == nil then
@@ -137,9 +140,8 @@ for _, it in ipairs(items) do
     entries[#entries + 1] = p
     entries[#entries + 1] = last
     files[#files + 1] = { p, last }
-    ref(it.key, it.size, it.sha)
-    -- written(p, nil, last, b), with the fields at hand.
-    push(p, rev .. '|0|' .. NOW .. '|' .. it.size .. '|' .. it.sha .. '|' .. it.key .. '|' .. NOW .. '|', b, it.key, it.size, it.sha)
+    -- written(p, nil, last, b), with the fields at hand; the entry's reference counted with the record's.
+    push(p, rev .. '|0|' .. NOW .. '|' .. it.size .. '|' .. it.sha .. '|' .. it.key .. '|' .. NOW .. '|', b, it.key, it.size, it.sha, 1)
     b.t[#b.t + 1] = p
     restored = restored + 1
   end
