@@ -252,7 +252,6 @@ for _, f in ipairs(now) do
   else
     redis.call('HDEL', E, p)
     detach(p, v)
-    unref(field(v, 4))
     trashed(p, v)
     removed = removed + 1
   end

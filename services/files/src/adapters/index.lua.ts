@@ -368,12 +368,13 @@ end
 -- the trash), gathered by push() and written() and done by flush() in a few calls: a tree of N
 -- files costs N list pushes and a few bulk calls, not 4 N calls.
 local function batch()
-  return { hx = {}, ho = {}, t = {} }
+  return { hx = {}, ho = {}, t = {}, trash = {} }
 end
 local function flush(b)
   bulk({ 'ZADD', HX }, b.hx)
   bulk({ 'ZADD', HO, 'NX' }, b.ho)
   bulk({ 'ZREM', T }, b.t)
+  bulk({ 'ZADD', T }, b.trash)
 end
 
 -- Pushes a record onto p's history with a reference to its bytes; records beyond KEEP_REVS go,
@@ -398,7 +399,8 @@ local function push(p, r, b, key, size, sha, also)
     local _
     _, _, _, size, sha, key = recordOf(r)
   end
-  ref(key, size, sha, 1 + (also or 0))
+  local refs = 1 + (also or 0)
+  if refs ~= 0 then ref(key, size, sha, refs) end
   while n > KEEP_REVS do
     unref(field(redis.call('RPOP', h), 6))
     n = n - 1
@@ -419,13 +421,18 @@ local function written(p, old, v, b)
   if b then b.t[#b.t + 1] = p else redis.call('ZREM', T, p) end
 end
 
--- Records the deletion of the file at p (entry v): a deletion that carries the last content,
--- and p enters the trash.
-local function trashed(p, v)
+-- Records the deletion of the file at p (entry v, whose entry the caller removed): a deletion that
+-- carries the last content, and takes over the entry's reference to it; p enters the trash.
+local function trashed(p, v, b)
   adopt(p, v)
   local size, mtime, sha, key, rev = entryOf(v)
-  push(p, nextRev() .. '|1|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOW .. '|' .. rev)
-  redis.call('ZADD', T, 0, p)
+  push(p, nextRev() .. '|1|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOW .. '|' .. rev, b, key, size, sha, -1)
+  if b then
+    b.trash[#b.trash + 1] = 0
+    b.trash[#b.trash + 1] = p
+  else
+    redis.call('ZADD', T, 0, p)
+  end
 end
 
 -- The content of revision \`want\` of p as an entry (size|mtime|sha256|key|revision), or nil: a
@@ -594,7 +601,6 @@ local old = redis.call('HGET', E, path)
 if old then
   redis.call('HDEL', E, path)
   detach(path, old)
-  unref(field(old, 4))
   trashed(path, old)
   log('deleted', 'file', path)
   emit(ARGV[9], 'file.deleted', path, { userId = ARGV[10], path = path, kind = 'file' })
@@ -603,18 +609,19 @@ end
 if not isdir(path) then return { 'FILE_NOT_FOUND', path } end
 if not recursive and not emptyDir(path) then return { 'DIRECTORY_NOT_EMPTY', path } end
 local lo, hi = '[' .. path .. '/', '(' .. path .. '0'
-local removed = 0
+local removed, b, gone = 0, batch(), {}
 for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, lo, hi)) do
   local p, v = decode(m)
   if v then
-    redis.call('HDEL', E, p)
-    unref(field(v, 4))
-    trashed(p, v)
+    gone[#gone + 1] = p
+    trashed(p, v, b)
     removed = removed + 1
   else
     redis.call('DEL', children(p))
   end
 end
+bulk({ 'HDEL', E }, gone)
+flush(b)
 redis.call('ZREMRANGEBYLEX', Z, lo, hi)
 redis.call('DEL', children(path))
 detach(path, nil)
