@@ -26,6 +26,8 @@ const SCENARIOS = [
   'upload-1gib-rss-growth',
   'tus-unfinished-100',
   'export-1000-files',
+  'mcp-read',
+  'mcp-edit',
   'list-folder-100',
   'list-10k-files',
   'move-10k',
