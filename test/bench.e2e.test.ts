@@ -130,5 +130,5 @@ describe('bench — smoke', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 180_000);
 });
