@@ -26,6 +26,8 @@ const SCENARIOS = [
   'upload-1gib-rss-growth',
   'tus-unfinished-100',
   'export-1000-files',
+  'mcp-read',
+  'mcp-edit',
   'list-folder-100',
   'list-10k-files',
   'move-10k',
@@ -112,6 +114,10 @@ describe('bench — smoke', () => {
       expect(byName('chat-via-routed-alias').notes).toMatch(/through a plain alias/);
       // The whole-tree operations are each held to the listing of the same tree.
       for (const name of ['move-10k', 'restore-10k', 'checkpoint-10k', 'rewind-10k']) expect(byName(name).notes, name).toMatch(/p50 ÷ list-10k p50 ≤ \d (met|MISSED)/);
+      // MCP against plain HTTP: every answer and every edited file checked, CPU per call of each side.
+      expect(byName('mcp-read').notes).toMatch(/every answer checked.*Baseline: GET \/v1\/agent\/files\/download/);
+      expect(byName('mcp-edit').notes).toMatch(/every file's final content \(\d+ edits in all/);
+      for (const name of ['mcp-read', 'mcp-edit']) expect(byName(name).cpu.system, name).toMatchObject({ gateway: expect.any(Number), files: expect.any(Number) });
 
       // The dated copy and the Markdown table.
       const dated = readdirSync(dir).filter((f) => /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.json$/.test(f));
@@ -124,5 +130,5 @@ describe('bench — smoke', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 180_000);
 });

@@ -61,6 +61,12 @@ export const SCALES = {
     hostileJsonBytes: 16 * MiB,
     hostileRounds: 5,
     hostileValuesRounds: 1,
+    /** mcp-read: MCP sessions reading at once (one call in flight each), and the HTTP reads' concurrency. */
+    mcpSessions: 32,
+    /** mcp-read and mcp-edit: bytes of the text file read or edited. */
+    mcpFileBytes: 4 * KiB,
+    /** mcp-edit: sessions editing a file each at once, beside the sequential loop. */
+    mcpEditSessions: 8,
   },
   tiny: {
     name: 'tiny',
@@ -98,6 +104,9 @@ export const SCALES = {
     hostileJsonBytes: 1 * MiB,
     hostileRounds: 1,
     hostileValuesRounds: 1,
+    mcpSessions: 4,
+    mcpFileBytes: 4 * KiB,
+    mcpEditSessions: 2,
   },
 };
 
@@ -126,6 +135,8 @@ export const SCENARIO_NAMES = [
   'upload-1gib-rss-growth',
   'tus-unfinished-100',
   'export-1000-files',
+  'mcp-read',
+  'mcp-edit',
   // The listing and tree scenarios last: their seeds leave the largest indexes behind.
   'list-folder-100',
   'list-10k-files',

@@ -155,9 +155,10 @@ export async function* fileRepeated(path, times = 1) {
 
 /**
  * POST /v1/agent/files/upload of `content` (an async iterable of `size` bytes, or a Buffer) to
- * `path`, streamed with a Content-Length. Resolves with the HTTP result and the parsed body.
+ * `path`, streamed with a Content-Length; `ifMatch` (an ETag) stores it only onto those bytes.
+ * Resolves with the HTTP result and the parsed body.
  */
-export async function upload(baseUrl, token, { path, size, content, onConflict = 'overwrite' }) {
+export async function upload(baseUrl, token, { path, size, content, onConflict = 'overwrite', ifMatch }) {
   const form = uploadForm({ path, onConflict }, path.slice(path.lastIndexOf('/') + 1), size);
   const body = Readable.from(
     (async function* () {
@@ -170,7 +171,7 @@ export async function upload(baseUrl, token, { path, size, content, onConflict =
   );
   const res = await httpRequest(`${baseUrl}/v1/agent/files/upload`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': form.contentType, 'content-length': String(form.length) },
+    headers: { authorization: `Bearer ${token}`, 'content-type': form.contentType, 'content-length': String(form.length), ...(ifMatch && { 'if-match': ifMatch }) },
     body,
   });
   let parsed;

@@ -20,6 +20,7 @@ import { chatViaRoutedAlias } from '../scenarios/agents-chat.mjs';
 import { importHostile } from '../scenarios/agents-import.mjs';
 import { tusUnfinished100 } from '../scenarios/files-tus.mjs';
 import { search10k } from '../scenarios/files-search.mjs';
+import { mcpEdit, mcpRead } from '../scenarios/mcp.mjs';
 import { checkpoint10k, download256, export1000, list10k, listFolder100, listPage, move10k, restore10k, rewind10k, upload256, uploadDeep, uploadRssGrowth, uploadSmall } from '../scenarios/files.mjs';
 
 const SCENARIOS = {
@@ -35,6 +36,8 @@ const SCENARIOS = {
   'upload-1gib-rss-growth': uploadRssGrowth,
   'tus-unfinished-100': tusUnfinished100,
   'export-1000-files': export1000,
+  'mcp-read': mcpRead,
+  'mcp-edit': mcpEdit,
   'list-folder-100': listFolder100,
   'list-10k-files': list10k,
   'move-10k': move10k,

@@ -17,6 +17,15 @@ export interface McpSession {
 export const SESSION_TTL_S = 24 * 3600;
 
 /**
+ * KEYS: the session and its other keys; ARGV: the lifetime in seconds. The session (JSON), its
+ * keys' lifetimes renewed; nil when there is none.
+ */
+const GET_AND_RENEW = `local raw = redis.call('GET', KEYS[1])
+if not raw then return false end
+for i = 1, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[1]) end
+return raw`;
+
+/**
  * Sessions of the MCP endpoint in the Redis every gateway replica shares (docs/api/mcp.md#sessions):
  * the session itself, its subscriptions, the changes cursor its notifications continue from, and
  * which GET stream currently delivers them. Keys share one hash tag so a cluster keeps them together.
@@ -38,15 +47,17 @@ export class SessionStore {
     return session;
   }
 
-  /** The user's session, its lifetime renewed; another user's, an ended or unknown one → undefined. */
+  /**
+   * The user's session, its lifetime renewed, in one round trip (every request of a session comes
+   * through here); another user's, an ended or unknown one → undefined. Naming another user's
+   * session renews its lifetime too, and gives nothing else away.
+   */
   async get(id: string, userId: string): Promise<McpSession | undefined> {
     if (!/^[0-9a-f]{32}$/.test(id)) return undefined;
-    const raw = await this.run(() => this.redis.get(this.key(id, 'session')));
-    if (!raw) return undefined;
+    const raw = await this.run(() => this.redis.eval(GET_AND_RENEW, 4, ...this.keys(id), String(SESSION_TTL_S)));
+    if (typeof raw !== 'string') return undefined;
     const session = JSON.parse(raw) as McpSession;
-    if (session.userId !== userId) return undefined;
-    await this.run(() => Promise.all(this.keys(id).map((k) => this.redis.expire(k, SESSION_TTL_S))));
-    return session;
+    return session.userId === userId ? session : undefined;
   }
 
   async setLogLevel(session: McpSession, level: string): Promise<void> {

@@ -47,16 +47,32 @@ export async function readAny(ctx: ToolContext, path: string): Promise<ReadBytes
   return { path: opened.entry?.path ?? path, bytes, sha256: sha256Of(bytes) };
 }
 
+/**
+ * The revisions of `path`, newest first (none when nothing was ever there), asked for now: a read
+ * can start it beside its own call and await it after, so the two round trips overlap.
+ */
+export function revisionsOf(ctx: ToolContext, path: string): Promise<Revision[]> {
+  const listing = ctx.files.listRevisions({ path, revision: '' }, ctx.call).then(
+    (found) => found.revisions,
+    (err: unknown) => {
+      if (isAppError(err) && err.code === 'FILE_NOT_FOUND') return [];
+      throw err;
+    },
+  );
+  // Awaited only after the call it runs beside; a failure meanwhile is not an unhandled rejection.
+  listing.catch(() => undefined);
+  return listing;
+}
+
+/** The revision holding `sha256` among `revisions` (the newest, when it has those bytes), or null. */
+export function newestWith(revisions: readonly Revision[], sha256: string): Revision | null {
+  const newest = revisions[0];
+  return newest && !newest.deleted && newest.sha256 === sha256 ? newest : null;
+}
+
 /** The revision holding `sha256` at `path` now (the newest, when it has those bytes), or null. */
 export async function revisionOf(ctx: ToolContext, path: string, sha256: string): Promise<Revision | null> {
-  try {
-    const { revisions } = await ctx.files.listRevisions({ path, revision: '' }, ctx.call);
-    const newest = revisions[0];
-    return newest && !newest.deleted && newest.sha256 === sha256 ? newest : null;
-  } catch (err) {
-    if (isAppError(err) && err.code === 'FILE_NOT_FOUND') return null;
-    throw err;
-  }
+  return newestWith(await revisionsOf(ctx, path), sha256);
 }
 
 export interface WriteOptions {

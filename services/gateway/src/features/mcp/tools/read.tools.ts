@@ -1,22 +1,23 @@
 import { z } from 'zod';
 import { errors, isAppError } from '@workspace/platform';
-import { readAny, readText, revisionOf } from '../workspace.js';
+import { newestWith, readAny, readText, revisionOf, revisionsOf } from '../workspace.js';
 import { toolError } from '../tool-result.js';
 import { fileUri } from '../uri.js';
 import { defineTool, FileFacts, PathArg, READ_ONLY, type ToolContext } from './tool.js';
 
 const RevisionId = z.string().regex(/^rev_[0-9a-f]{32}$/, 'must be a revision id (rev_ + 32 lowercase hex)');
 
-/** A text file read whole, with its revision and media type. */
+/**
+ * A text file read whole, with its revision and media type. The revisions are asked for beside
+ * the read; the read's own failure is the one reported. When a write lands between the two, the
+ * newest revision does not hold the bytes read and the answer says `revision: null`, as it does
+ * whichever call comes first.
+ */
 async function textFile(ctx: ToolContext, path: string, revision?: string) {
+  const listing = revisionsOf(ctx, path);
   const read = await readText(ctx, path, revision ?? '');
-  let rev: { revision: string; mimeType: string } | null = null;
-  if (revision) {
-    const { revisions } = await ctx.files.listRevisions({ path: read.path, revision: '' }, ctx.call);
-    rev = revisions.find((r) => r.revision === revision) ?? null;
-  } else {
-    rev = await revisionOf(ctx, read.path, read.sha256);
-  }
+  const revisions = await listing;
+  const rev = revision ? (revisions.find((r) => r.revision === revision) ?? null) : newestWith(revisions, read.sha256);
   const content = read.bytes.toString('utf8');
   return { path: read.path, content, size: read.bytes.length, mimeType: rev?.mimeType ?? 'text/plain', sha256: read.sha256, revision: rev?.revision ?? null };
 }
