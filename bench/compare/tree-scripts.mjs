@@ -1,0 +1,106 @@
+// What the whole-tree scripts of the file index cost Redis itself: the CPU time a private
+// redis-server spends (/proc/<pid>/stat, 10 ms ticks) on a folder move, a recursive delete, its
+// undo, a checkpoint and its delete, and a rewind after 1,000 changes, on a tree of 10,000 files in
+// 100 folders, against a ZRANGEBYLEX of the same tree. CPU time of the one process that runs the
+// Lua is what a shared, busy machine changes least (wall time under load is mostly waiting for a
+// core), so two builds compare here when the bench's wall-time ratios cannot.
+//
+// Run from the repository root after a build (redis-server on PATH):
+//   node bench/compare/tree-scripts.mjs
+// COMPARE_WITH=/path/to/another/checkout (built, with its node_modules) runs the same rounds on its
+// scripts too, alternating with ours. Knobs: COMPARE_ROUNDS (3), COMPARE_FOLDERS (100 of 100 files).
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 3);
+const FOLDERS = Number(process.env.COMPARE_FOLDERS ?? 100);
+const builds = [resolve('.'), ...(process.env.COMPARE_WITH ? [resolve(process.env.COMPARE_WITH)] : [])];
+
+const port = await new Promise((done) => {
+  const s = createServer().listen(0, '127.0.0.1', () => {
+    const { port: free } = s.address();
+    s.close(() => done(free));
+  });
+});
+const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+process.on('exit', () => server.kill());
+await sleep(300);
+/** The private Redis's CPU time so far, in ms. */
+const cpu = () => {
+  const f = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+};
+
+const pad = (n) => String(n).padStart(3, '0');
+const event = JSON.stringify({ id: 'x', time: 't', source: 'bench' });
+const entry = (seed) => ({ size: 10, mtime: Date.now(), sha256: createHash('sha256').update(seed).digest('hex'), key: `k/${seed}`, revision: `rev_${randomBytes(16).toString('hex')}` });
+
+/** One build's index on the private Redis, with a user holding the tree at /files/t. */
+async function open(root) {
+  const { createRedis, RedisOutbox } = await import(`${root}/packages/platform/dist/index.js`);
+  const { IndexKeys, RedisFileIndex } = await import(`${root}/services/files/dist/adapters/index.redis.js`);
+  const { RedisCheckpointIndex } = await import(`${root}/services/files/dist/adapters/checkpoints.redis.js`);
+  const redis = createRedis({ url: `redis://127.0.0.1:${port}` });
+  const keys = new IndexKeys(`cmp${randomBytes(4).toString('hex')}`);
+  const outbox = new RedisOutbox({ redis, namespace: `cmp-${keys.namespace}` });
+  const index = new RedisFileIndex({ redis, keys, outbox });
+  const checkpoints = new RedisCheckpointIndex({ redis, keys, outbox });
+  const user = `u-${randomBytes(4).toString('hex')}`;
+  for (let i = 0; i < 100; i++) {
+    await index.commit(user, { path: `/files/t/d000/f${pad(i)}.txt`, mode: 'error', uuidPath: '', entry: entry(`f${i}`), uploadId: '', event, quotaBytes: 0 });
+  }
+  for (let d = 1; d < FOLDERS; d++) await index.move(user, { op: 'copy', from: '/files/t/d000', to: `/files/t/d${pad(d)}`, mode: 'error', uuidPath: '', event });
+  await redis.del(outbox.listKey(`{u:${user}}`));
+  return { root, redis, keys, index, checkpoints, user, moved: false };
+}
+
+/** The Redis CPU (ms) of each step of one round on build b. */
+async function round(b, n) {
+  const { index, checkpoints, user, redis, keys } = b;
+  const out = {};
+  const step = async (name, f) => {
+    const t = cpu();
+    await f();
+    out[name] = cpu() - t;
+  };
+  await step('list (ZRANGEBYLEX)', () => redis.zrangebylex(`${keys.prefix(user)}z`, '[/files/t/', '(/files/t0'));
+  await step('move', () => index.move(user, { op: 'move', from: '/files/t', to: '/files/u', mode: 'error', uuidPath: '', event }));
+  await index.move(user, { op: 'move', from: '/files/u', to: '/files/t', mode: 'error', uuidPath: '', event });
+  await step('delete (recursive)', () => index.delete(user, '/files/t', true, event));
+  await step('restore (recursive)', () => index.restoreTree(user, { path: '/files/t', event }));
+  const id = `ckp_${randomBytes(16).toString('hex')}`;
+  await step('checkpoint', () => checkpoints.create(user, { checkpointId: id, path: '/files/t', label: '', max: 100 }));
+  await step('checkpoint delete', () => checkpoints.delete(user, id));
+  const base = `ckp_${randomBytes(16).toString('hex')}`;
+  await checkpoints.create(user, { checkpointId: base, path: '/files/t', label: '', max: 100 });
+  for (let i = 0; i < 250; i++) {
+    const dir = (k) => `/files/t/d${pad(k % FOLDERS)}`;
+    await index.commit(user, { path: `${dir(i)}/f${pad(i % 100)}.txt`, mode: 'overwrite', uuidPath: '', entry: entry(`r${n}-${i}`), uploadId: '', event, quotaBytes: 0 });
+    await index.commit(user, { path: `${dir(i)}/new-${n}-${i}.txt`, mode: 'error', uuidPath: '', entry: entry(`n${n}-${i}`), uploadId: '', event, quotaBytes: 0 });
+    await index.delete(user, `${dir(i + 50)}/f${pad((i + 1) % 100)}.txt`, false, event).catch(() => {});
+    await index.move(user, { op: 'move', from: `${dir(i + 7)}/f${pad((i * 3 + 2) % 100)}.txt`, to: `/files/t/moved-${n}-${i}.txt`, mode: 'error', uuidPath: '', event }).catch(() => {});
+  }
+  await step('rewind (1,000 changes)', () =>
+    checkpoints.rewind(user, { path: '/files/t', state: { checkpointId: base }, checkpointId: `ckp_${randomBytes(16).toString('hex')}`, label: '', max: 100, event, to: base }),
+  );
+  await redis.del(b.index.keys.prefix(user) + 'log');
+  return out;
+}
+
+const opened = [];
+for (const root of builds) opened.push(await open(root));
+const results = opened.map(() => []);
+for (let n = 0; n < ROUNDS; n++) for (let i = 0; i < opened.length; i++) results[i].push(await round(opened[i], n));
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+console.log(`Redis CPU per step (ms, median of ${ROUNDS} rounds), a tree of ${FOLDERS * 100} files:`);
+const steps = Object.keys(results[0][0]);
+console.log(['step', ...opened.map((b) => b.root)].join(' | '));
+for (const s of steps) console.log([s, ...results.map((r) => median(r.map((x) => x[s])))].join(' | '));
+for (const b of opened) await b.redis.quit();
+server.kill();
+process.exit(0);
