@@ -169,6 +169,10 @@ describe('mcp — tools', () => {
     const media = await c.call('read_media_file', { path: '/files/img.png' });
     expect(media.content[0]).toEqual({ type: 'image', data: png.toString('base64'), mimeType: 'image/png' });
     expect(media.structuredContent).toMatchObject({ sha256: sha256(png), mimeType: 'image/png' });
+    // The revision comes with the bytes read: the one list_revisions names newest.
+    const pngRevisions = await c.call('list_revisions', { path: '/files/img.png' });
+    expect(media.structuredContent.revision).toBe(pngRevisions.structuredContent.revisions[0].revision);
+    expect(many.structuredContent.files[0].revision).toBe((await c.call('list_revisions', { path: '/files/m/a.txt' })).structuredContent.revisions[0].revision);
     await c.close();
   });
 });
@@ -299,7 +303,9 @@ describe('mcp — transport and authentication', () => {
     for (const protocolVersion of ['2025-06-18', '2025-11-25']) {
       const res = await mcpPost(stack.url, { ...INIT, params: { ...INIT.params, protocolVersion } }, { authorization: `Bearer ${u.token}` });
       expect(res.status).toBe(200);
-      expect(await res.text()).toContain(`"protocolVersion":"${protocolVersion}"`);
+      // Answered as one JSON body, not an SSE stream (docs/api/mcp.md#transport).
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(JSON.parse(await res.text()).result.protocolVersion).toBe(protocolVersion);
     }
   });
 });
@@ -318,6 +324,11 @@ describe('mcp — resources and subscriptions', () => {
     expect(text.contents[0]).toMatchObject({ uri: 'workspace:///files/r/a%20b.md', text: '# A', mimeType: 'text/markdown' });
     const blob = await c.client.readResource({ uri: 'workspace:///files/r/bin' });
     expect(blob.contents[0]).toMatchObject({ blob: Buffer.from([0xff, 0x00, 0xfe]).toString('base64') });
+    // Text or not, the answer names the revision of the bytes it carries.
+    for (const [read, path] of [[text, '/files/r/a b.md'], [blob, '/files/r/bin']] as const) {
+      const newest = (await c.call('list_revisions', { path })).structuredContent.revisions[0].revision;
+      expect(read.contents[0]!._meta).toMatchObject({ revision: newest });
+    }
     await expect(c.client.readResource({ uri: 'workspace:///files/r/none' })).rejects.toMatchObject({ code: -32002 });
     const { resourceTemplates } = await c.client.listResourceTemplates();
     expect(resourceTemplates.map((t) => t.uriTemplate)).toContain('workspace:///files/{+path}');

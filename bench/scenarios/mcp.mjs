@@ -59,10 +59,49 @@ async function openSession(ctx, user) {
   };
 }
 
-async function openSessions(ctx, user, n) {
+/**
+ * An MCP session held by a protocol client of the weight of the bench's HTTP client: JSON-RPC
+ * POSTs over the same keep-alive agent (initialize, notifications/initialized, then tools/call),
+ * each answer parsed as the transport's JSON or SSE body. It measures the server: on a machine
+ * of two cores the SDK client's own CPU per call (its web streams, schema checks) would weigh
+ * on one side of the ratio only.
+ */
+async function openLeanSession(ctx, user) {
+  const url = `${ctx.target.url}/v1/mcp`;
+  const base = { authorization: `Bearer ${user.token}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+  let sessionId;
+  let protocolVersion;
+  let nextId = 1;
+  const post = async (message) => {
+    const headers = { ...base, ...(sessionId && { 'mcp-session-id': sessionId }), ...(protocolVersion && { 'mcp-protocol-version': protocolVersion }) };
+    const res = await httpRequest(url, { method: 'POST', headers, body: JSON.stringify(message) });
+    if (res.status !== 200 && res.status !== 202) throw new Error(`MCP ${message.method}: HTTP ${res.status} ${String(res.text).slice(0, 200)}`);
+    sessionId ??= res.headers['mcp-session-id'];
+    if (res.status === 202) return undefined;
+    const json = String(res.headers['content-type']).startsWith('text/event-stream') ? res.text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).at(-1) : res.text;
+    const answer = JSON.parse(json);
+    if (answer.error) throw new Error(`MCP ${message.method}: ${JSON.stringify(answer.error)}`);
+    return answer.result;
+  };
+  const init = await post({ jsonrpc: '2.0', id: nextId++, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench-lean', version: '1.0.0' } } });
+  protocolVersion = init.protocolVersion;
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return {
+    async call(name, args) {
+      const result = await post({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } });
+      if (result.isError) throw new Error(`${name} ${JSON.stringify(args).slice(0, 100)}: ${JSON.stringify(result.structuredContent ?? result.content).slice(0, 300)}`);
+      return result.structuredContent;
+    },
+    async close() {
+      await httpRequest(url, { method: 'DELETE', headers: { authorization: base.authorization, 'mcp-session-id': sessionId } }).catch(() => undefined);
+    },
+  };
+}
+
+async function openSessions(ctx, user, n, open = openSession) {
   const sessions = [];
   try {
-    for (let i = 0; i < n; i++) sessions.push(await openSession(ctx, user));
+    for (let i = 0; i < n; i++) sessions.push(await open(ctx, user));
   } catch (err) {
     await closeSessions(sessions);
     throw err;
@@ -130,51 +169,58 @@ export async function mcpRead(ctx) {
   const text = textFile(scale.mcpFileBytes, 0);
   const size = Buffer.byteLength(text);
   await put(ctx, user, path, text);
-  const sessions = await openSessions(ctx, user, scale.mcpSessions);
+  const sessions = await openSessions(ctx, user, scale.mcpSessions, openLeanSession);
+  const sdkSessions = await openSessions(ctx, user, scale.mcpSessions).catch(async (err) => {
+    await closeSessions(sessions);
+    throw err;
+  });
+  const readTool = (session) =>
+    timed(async () => {
+      const out = await session.call('read_text_file', { path });
+      if (out?.content !== text || out.sha256 !== sha256(text)) throw new Error(`read_text_file ${path}: not the content written`);
+    });
   try {
     const kinds = {
-      // The baseline: the file's bytes by the download route (ETag, presigned GET of the store).
-      download: async () =>
-        timed(async () => {
-          const res = await httpGet(ctx, user, 'download', path);
-          if (res.text !== text) throw new Error(`GET download ${path}: ${res.bytes} bytes, not the ${size} written`);
-        }),
-      // The JSON read route: the same files-service read as read_text_file, without MCP.
+      // The baseline: the JSON read route, the same files-service read as read_text_file without MCP.
       read: async () =>
         timed(async () => {
           const res = await httpGet(ctx, user, 'read', path);
           if (JSON.parse(res.text).content !== text) throw new Error(`GET read ${path}: not the content written`);
         }),
-      mcp: async (w) =>
+      // Beside it: the file's bytes by the download route (ETag, presigned GET of the store).
+      download: async () =>
         timed(async () => {
-          const out = await sessions[w].call('read_text_file', { path });
-          if (out?.content !== text || out.sha256 !== sha256(text)) throw new Error(`read_text_file ${path}: not the content written`);
+          const res = await httpGet(ctx, user, 'download', path);
+          if (res.text !== text) throw new Error(`GET download ${path}: ${res.bytes} bytes, not the ${size} written`);
         }),
+      mcp: async (w) => readTool(sessions[w]),
+      sdk: async (w) => readTool(sdkSessions[w]),
     };
     const load = { workers: scale.mcpSessions };
     // Unmeasured warm-up of each path (connections, JIT, the sessions' first calls).
     for (const step of Object.values(kinds)) await closedLoop(ctx, { ...load, seconds: scale.warmupS }, step);
-    const runs = { download: [], read: [], mcp: [] };
+    const runs = { read: [], download: [], mcp: [], sdk: [] };
     for (let round = 0; round < READ_ROUNDS; round++) {
       for (const [kind, step] of Object.entries(kinds)) runs[kind].push(await closedLoop(ctx, { ...load, seconds: scale.durationS / READ_ROUNDS }, step));
     }
-    const [download, read, mcp] = [merged(runs.download), merged(runs.read), merged(runs.mcp)];
+    const [read, download, mcp, sdk] = [merged(runs.read), merged(runs.download), merged(runs.mcp), merged(runs.sdk)];
     return {
       value: mcp.rate,
       unit: 'reads/s',
-      baseline: download.rate,
+      baseline: read.rate,
       p50: mcp.p50,
       p99: mcp.p99,
-      cpu: { per: 'call', system: cpuPerUnit(mcp.cpu, mcp.calls), baseline: cpuPerUnit(download.cpu, download.calls), readRoute: cpuPerUnit(read.cpu, read.calls) },
-      metrics: { overReadRoute: mcp.rate / read.rate },
+      cpu: { per: 'call', system: cpuPerUnit(mcp.cpu, mcp.calls), baseline: cpuPerUnit(read.cpu, read.calls), download: cpuPerUnit(download.cpu, download.calls), sdkClient: cpuPerUnit(sdk.cpu, sdk.calls) },
+      metrics: { overDownload: mcp.rate / download.rate, sdkClientOverReadRoute: sdk.rate / read.rate },
       notes:
-        `read_text_file of one ${sizeLabel(size)} text file from ${scale.mcpSessions} MCP sessions (SDK client, one call in flight each) for ${scale.durationS} s in ${READ_ROUNDS} rounds ` +
+        `read_text_file of one ${sizeLabel(size)} text file from ${scale.mcpSessions} MCP sessions (a JSON-RPC client on the bench's HTTP agent, one call in flight each) for ${scale.durationS} s in ${READ_ROUNDS} rounds ` +
         `alternating with the HTTP reads, after ${scale.warmupS} s of warm-up of each; every answer checked: ${loadNote(mcp)}; ${cpuPer(mcp.cpu, mcp.calls, 'call')}. ` +
-        `Baseline: GET /v1/agent/files/download of the same file at ${scale.mcpSessions} concurrent: ${loadNote(download)}; ${cpuPer(download.cpu, download.calls, 'GET')}. ` +
-        `GET /v1/agent/files/read (JSON) of it: ${loadNote(read)}; ${cpuPer(read.cpu, read.calls, 'GET')}; MCP ÷ read route ${fmt(mcp.rate / read.rate, 2)}`,
+        `Baseline: GET /v1/agent/files/read (JSON) of the same file at ${scale.mcpSessions} concurrent: ${loadNote(read)}; ${cpuPer(read.cpu, read.calls, 'GET')}. ` +
+        `GET /v1/agent/files/download of it: ${loadNote(download)}; ${cpuPer(download.cpu, download.calls, 'GET')}; MCP ÷ download ${fmt(mcp.rate / download.rate, 2)}. ` +
+        `The same tool from the official SDK's client: ${loadNote(sdk)}; ${cpuPer(sdk.cpu, sdk.calls, 'call')}; ÷ read route ${fmt(sdk.rate / read.rate, 2)} (its client's own CPU counts against it on this machine)`,
     };
   } finally {
-    await closeSessions(sessions);
+    await closeSessions([...sessions, ...sdkSessions]);
   }
 }
 

@@ -33,6 +33,8 @@ export interface StoredFile {
   size: number;
   mimeType: string;
   sha256: string;
+  /** The revision the commit made (docs/api/files.md#revisions). */
+  revision: string;
 }
 
 export interface UploadsOptions {
@@ -187,7 +189,7 @@ export class Uploads {
     try {
       const event = eventTemplate(userId, upload.path);
       const done = await this.#o.index.commit(userId, { path: upload.path, mode: upload.mode, uuidPath: upload.uuidPath, entry, uploadId, event, quotaBytes: this.#o.quotaBytes, precondition: upload.precondition ?? '' });
-      return { path: done.path, size: input.size, mimeType: mimeTypeOf(baseName(parsePath(done.path))), sha256: input.sha256 };
+      return { path: done.path, size: input.size, mimeType: mimeTypeOf(baseName(parsePath(done.path))), sha256: input.sha256, revision: entry.revision };
     } catch (err) {
       if ((err as { code?: string }).code !== 'UNAVAILABLE') await this.abort(userId, uploadId);
       throw err;

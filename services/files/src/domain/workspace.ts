@@ -31,6 +31,9 @@ const SNAPSHOT_ATTEMPTS = 3;
 const ONE_STEP = 10_000_000;
 
 /** A listed path: a file with its index entry, or a directory (no entry). */
+/** One file as read, with the revision its bytes are (docs/api/files.md#revisions). */
+export type StatEntry = FileEntry & { revision: string };
+
 export type ListedPath = { path: string; entry: IndexEntry | undefined };
 
 export interface ListResult {
@@ -88,25 +91,28 @@ export class Workspace {
    * `revision`, that revision's (docs/api/files.md#revisions), whatever is at the path now:
    * REVISION_NOT_FOUND.
    */
-  async stat(userId: string, rawPath: string, revision = ''): Promise<FileEntry & { key: string }> {
+  async stat(userId: string, rawPath: string, revision = ''): Promise<StatEntry & { key: string }> {
     const path = parsePath(rawPath);
     const entry = revision === '' ? await this.#file(userId, path) : await revisionContent(this.#index, userId, path, revision);
-    return { ...fileEntry(path.path, entry), key: entry.key };
+    return { ...fileEntry(path.path, entry), revision: entry.revision, key: entry.key };
   }
 
-  /** A UTF-8 text file of at most the read limit (inclusive), whole. */
-  async read(userId: string, rawPath: string, revision = ''): Promise<{ path: string; content: Buffer }> {
-    const file = await this.stat(userId, rawPath, revision);
+  /**
+   * A UTF-8 text file of at most the read limit (inclusive), whole, with the entry it was read
+   * from: its bytes never change, so the entry (sha256, revision) is exactly what was read.
+   */
+  async read(userId: string, rawPath: string, revision = ''): Promise<{ file: StatEntry; content: Buffer }> {
+    const { key, ...file } = await this.stat(userId, rawPath, revision);
     if (file.size > this.#maxReadBytes) throw errors.fileTooLarge(file.path, this.#maxReadBytes);
     const chunks: Buffer[] = [];
-    for await (const chunk of await this.#blobs.read(file.key)) chunks.push(Buffer.from(chunk));
+    for await (const chunk of await this.#blobs.read(key)) chunks.push(Buffer.from(chunk));
     const content = Buffer.concat(chunks);
     if (!isUtf8(content)) throw errors.fileNotText(file.path);
-    return { path: file.path, content };
+    return { file, content };
   }
 
   /** The file's metadata and a presigned URL of its (immutable) bytes. */
-  async openDownload(userId: string, rawPath: string, revision = ''): Promise<{ entry: FileEntry; url: string }> {
+  async openDownload(userId: string, rawPath: string, revision = ''): Promise<{ entry: StatEntry; url: string }> {
     const { key, ...entry } = await this.stat(userId, rawPath, revision);
     return { entry, url: await this.#blobs.presignGet(key, this.#downloadUrlSeconds) };
   }

@@ -8,7 +8,7 @@ import type { Revisions } from '../domain/revisions.js';
 import type { Search } from '../domain/search.js';
 import type { BlobStore, ConflictMode } from '../domain/ports.js';
 import type { Uploads } from '../domain/uploads.js';
-import { DEFAULT_PAGE, toEntry, type ListResult, type Workspace } from '../domain/workspace.js';
+import { DEFAULT_PAGE, toEntry, type ListResult, type StatEntry, type Workspace } from '../domain/workspace.js';
 
 /** Entries per ListFiles message, and bytes per ReadFile message: far below any message limit. */
 const LIST_BATCH = 1_000;
@@ -59,9 +59,11 @@ function checkpointProto(c: CheckpointInfo) {
   return { checkpointId: c.checkpointId, path: c.path, label: c.label, createdAt: c.createdAt, files: c.files, bytes: c.bytes };
 }
 
-function toProto(e: Entry): FileEntry {
-  if (e.type === 'directory') return { path: e.path, name: e.name, type: EntryType.ENTRY_TYPE_DIRECTORY, size: 0, modifiedAt: '', mimeType: '', sha256: '' };
-  return { path: e.path, name: e.name, type: EntryType.ENTRY_TYPE_FILE, size: e.size, modifiedAt: e.modifiedAt, mimeType: e.mimeType, sha256: e.sha256 };
+/** An entry as the proto's: `revision` only for one file stated or read, never in listings. */
+function toProto(e: Entry | StatEntry): FileEntry {
+  if (e.type === 'directory') return { path: e.path, name: e.name, type: EntryType.ENTRY_TYPE_DIRECTORY, size: 0, modifiedAt: '', mimeType: '', sha256: '', revision: '' };
+  const revision = 'revision' in e ? e.revision : '';
+  return { path: e.path, name: e.name, type: EntryType.ENTRY_TYPE_FILE, size: e.size, modifiedAt: e.modifiedAt, mimeType: e.mimeType, sha256: e.sha256, revision };
 }
 
 function conflictMode(value: OnConflict): ConflictMode {
@@ -95,9 +97,10 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
     },
     statFile: async (req, ctx) => toProto(await workspace.stat(requireUser(ctx), req.path, req.revision)),
     readFile: async function* (req, ctx) {
-      const { path, content } = await workspace.read(requireUser(ctx), req.path, req.revision);
+      const { file, content } = await workspace.read(requireUser(ctx), req.path, req.revision);
       for (let i = 0; i === 0 || i < content.byteLength; i += READ_CHUNK) {
-        yield { path: i === 0 ? path : '', data: content.subarray(i, i + READ_CHUNK) };
+        const first = i === 0;
+        yield { path: first ? file.path : '', data: content.subarray(i, i + READ_CHUNK), entry: first ? toProto(file) : undefined };
       }
     },
     openDownload: async (req, ctx) => {

@@ -128,7 +128,10 @@ export function mcpRouter(deps: McpDeps): Router {
     }
     const startCursor = async () => (await deps.clients.files.getChangesCursor({ path: '/files' }, ctx.call)).cursor;
     const server = buildServer({ tool: ctx, sessions, session, startCursor });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    // Every request is answered by one JSON body, not an SSE stream: no tool sends anything
+    // before its result, and a stream costs both sides framing and parsing per call. Server-
+    // initiated messages go on the session's GET stream.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.once('close', () => {
       void transport.close();
       void server.close();

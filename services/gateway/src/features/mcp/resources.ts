@@ -3,7 +3,7 @@ import { isAppError } from '@workspace/platform';
 import { EntryType } from '@workspace/proto/workspace/files/v1/files';
 import { toolError } from './tool-result.js';
 import type { ToolContext } from './tools/tool.js';
-import { readAny, revisionOf } from './workspace.js';
+import { readAny } from './workspace.js';
 import { fileUri, pathOfUri } from './uri.js';
 
 /** Files per resources/list page. */
@@ -51,8 +51,7 @@ export async function listResources(ctx: ToolContext, cursor: string | undefined
 /** A file's content: UTF-8 text as `text`, other bytes as a base64 `blob`; at most the read limit. */
 export async function readResource(ctx: ToolContext, uri: string) {
   const read = await readAny(ctx, pathParam(uri));
-  const rev = await revisionOf(ctx, read.path, read.sha256);
-  const mimeType = rev?.mimeType ?? 'application/octet-stream';
+  const mimeType = read.mimeType;
   const text = new TextDecoder('utf-8', { fatal: true });
   let content: { text: string } | { blob: string };
   try {
@@ -60,5 +59,5 @@ export async function readResource(ctx: ToolContext, uri: string) {
   } catch {
     content = { blob: read.bytes.toString('base64') };
   }
-  return { contents: [{ uri: fileUri(read.path), mimeType, ...content, _meta: { sha256: read.sha256, revision: rev?.revision ?? null } }] };
+  return { contents: [{ uri: fileUri(read.path), mimeType, ...content, _meta: { sha256: read.sha256, revision: read.revision } }] };
 }

@@ -1,17 +1,27 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { errors, isAppError } from '@workspace/platform';
-import type { Revision, UploadFileResponse } from '@workspace/proto/workspace/files/v1/files';
+import type { FileEntry, UploadFileResponse } from '@workspace/proto/workspace/files/v1/files';
 import { UploadSession } from '../../transfer/upload-session.js';
 import type { ToolContext } from './tools/tool.js';
 
 export const sha256Of = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
-/** A file's bytes as read, with what the answer reports about them. */
+/**
+ * A file's bytes as read, with what the answer reports about them: the revision and media type
+ * come with the bytes from the files service, so they are those of exactly these bytes.
+ */
 export interface ReadBytes {
   path: string;
   bytes: Buffer;
   sha256: string;
+  revision: string | null;
+  mimeType: string;
+}
+
+/** What a read reports of `entry` (when the service sent one) and the bytes read. */
+function readBytes(path: string, bytes: Buffer, entry: FileEntry | undefined, fallbackType: string): ReadBytes {
+  return { path: entry?.path || path, bytes, sha256: sha256Of(bytes), revision: entry?.revision || null, mimeType: entry?.mimeType || fallbackType };
 }
 
 /**
@@ -19,14 +29,13 @@ export interface ReadBytes {
  * FILE_NOT_TEXT, IS_A_DIRECTORY), of the current file or of one revision.
  */
 export async function readText(ctx: ToolContext, path: string, revision = ''): Promise<ReadBytes> {
-  let at = '';
+  let entry: FileEntry | undefined;
   const parts: Buffer[] = [];
   for await (const chunk of ctx.files.readFile({ path, revision }, ctx.call)) {
-    at ||= chunk.path;
+    entry ??= chunk.entry;
     parts.push(chunk.data);
   }
-  const bytes = Buffer.concat(parts);
-  return { path: at || path, bytes, sha256: sha256Of(bytes) };
+  return readBytes(path, Buffer.concat(parts), entry, 'text/plain');
 }
 
 /**
@@ -43,36 +52,7 @@ export async function readAny(ctx: ToolContext, path: string): Promise<ReadBytes
   const res = await ctx.store.get(opened.url, undefined, ctx.call.signal);
   const parts: Buffer[] = [];
   for await (const chunk of res) parts.push(chunk as Buffer);
-  const bytes = Buffer.concat(parts);
-  return { path: opened.entry?.path ?? path, bytes, sha256: sha256Of(bytes) };
-}
-
-/**
- * The revisions of `path`, newest first (none when nothing was ever there), asked for now: a read
- * can start it beside its own call and await it after, so the two round trips overlap.
- */
-export function revisionsOf(ctx: ToolContext, path: string): Promise<Revision[]> {
-  const listing = ctx.files.listRevisions({ path, revision: '' }, ctx.call).then(
-    (found) => found.revisions,
-    (err: unknown) => {
-      if (isAppError(err) && err.code === 'FILE_NOT_FOUND') return [];
-      throw err;
-    },
-  );
-  // Awaited only after the call it runs beside; a failure meanwhile is not an unhandled rejection.
-  listing.catch(() => undefined);
-  return listing;
-}
-
-/** The revision holding `sha256` among `revisions` (the newest, when it has those bytes), or null. */
-export function newestWith(revisions: readonly Revision[], sha256: string): Revision | null {
-  const newest = revisions[0];
-  return newest && !newest.deleted && newest.sha256 === sha256 ? newest : null;
-}
-
-/** The revision holding `sha256` at `path` now (the newest, when it has those bytes), or null. */
-export async function revisionOf(ctx: ToolContext, path: string, sha256: string): Promise<Revision | null> {
-  return newestWith(await revisionsOf(ctx, path), sha256);
+  return readBytes(path, Buffer.concat(parts), opened.entry, 'application/octet-stream');
 }
 
 export interface WriteOptions {
@@ -85,7 +65,7 @@ export interface WriteOptions {
  * (names, MAX_UPLOAD_BYTES, the quota reserved before bytes are sent, abort on any failure),
  * holding one of the user's concurrent upload slots meanwhile.
  */
-export async function writeFile(ctx: ToolContext, path: string, bytes: Buffer, options: WriteOptions = {}): Promise<UploadFileResponse & { revision: string | null }> {
+export async function writeFile(ctx: ToolContext, path: string, bytes: Buffer, options: WriteOptions = {}): Promise<Omit<UploadFileResponse, 'revision'> & { revision: string | null }> {
   if (path.endsWith('/')) throw errors.invalidPath('a file path cannot end with "/"', path);
   const release = ctx.uploads ? await ctx.uploads.acquire(ctx.call.userId) : () => undefined;
   try {
@@ -99,8 +79,7 @@ export async function writeFile(ctx: ToolContext, path: string, bytes: Buffer, o
       await session.abortNow();
       throw err;
     }
-    const revision = await revisionOf(ctx, stored.path, stored.sha256);
-    return { ...stored, revision: revision?.revision ?? null };
+    return { ...stored, revision: stored.revision || null };
   } finally {
     release();
   }

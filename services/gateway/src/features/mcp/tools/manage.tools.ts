@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { isAppError } from '@workspace/platform';
 import { EntryType } from '@workspace/proto/workspace/files/v1/files';
 import { CONFLICT_MODES } from '../../../clients.js';
-import { revisionOf } from '../workspace.js';
 import { defineTool, PathArg, READ_ONLY, type ToolContext } from './tool.js';
 
 /** Move and copy change the index only, but a directory of many files takes longer than the default deadline. */
@@ -61,7 +60,7 @@ async function statOrDirectory(ctx: ToolContext, path: string) {
   } catch (err) {
     if (!isAppError(err) || err.code !== 'IS_A_DIRECTORY') throw err;
     const at = err.details?.path ?? path.replace(/\/+$/, '');
-    return { path: at, name: at.slice(at.lastIndexOf('/') + 1), type: EntryType.ENTRY_TYPE_DIRECTORY, size: 0, modifiedAt: '', mimeType: '', sha256: '' };
+    return { path: at, name: at.slice(at.lastIndexOf('/') + 1), type: EntryType.ENTRY_TYPE_DIRECTORY, size: 0, modifiedAt: '', mimeType: '', sha256: '', revision: '' };
   }
 }
 
@@ -89,7 +88,7 @@ export const getFileInfo = defineTool({
     const base = { path: e.path, name: e.name, type: isDirectory ? ('directory' as const) : ('file' as const), isFile: !isDirectory, isDirectory };
     const info = isDirectory
       ? base
-      : { ...base, size: Number(e.size), modifiedAt: e.modifiedAt, mimeType: e.mimeType, sha256: e.sha256, revision: (await revisionOf(ctx, e.path, e.sha256))?.revision ?? null };
+      : { ...base, size: Number(e.size), modifiedAt: e.modifiedAt, mimeType: e.mimeType, sha256: e.sha256, revision: e.revision || null };
     return { text: Object.entries(info).map(([k, v]) => `${k}: ${String(v)}`).join('\n'), structured: info };
   },
 });

@@ -1,25 +1,17 @@
 import { z } from 'zod';
 import { errors, isAppError } from '@workspace/platform';
-import { newestWith, readAny, readText, revisionOf, revisionsOf } from '../workspace.js';
+import { readAny, readText } from '../workspace.js';
 import { toolError } from '../tool-result.js';
 import { fileUri } from '../uri.js';
 import { defineTool, FileFacts, PathArg, READ_ONLY, type ToolContext } from './tool.js';
 
 const RevisionId = z.string().regex(/^rev_[0-9a-f]{32}$/, 'must be a revision id (rev_ + 32 lowercase hex)');
 
-/**
- * A text file read whole, with its revision and media type. The revisions are asked for beside
- * the read; the read's own failure is the one reported. When a write lands between the two, the
- * newest revision does not hold the bytes read and the answer says `revision: null`, as it does
- * whichever call comes first.
- */
+/** A text file read whole, with the revision and media type of exactly the bytes read. */
 async function textFile(ctx: ToolContext, path: string, revision?: string) {
-  const listing = revisionsOf(ctx, path);
   const read = await readText(ctx, path, revision ?? '');
-  const revisions = await listing;
-  const rev = revision ? (revisions.find((r) => r.revision === revision) ?? null) : newestWith(revisions, read.sha256);
   const content = read.bytes.toString('utf8');
-  return { path: read.path, content, size: read.bytes.length, mimeType: rev?.mimeType ?? 'text/plain', sha256: read.sha256, revision: rev?.revision ?? null };
+  return { path: read.path, content, size: read.bytes.length, mimeType: read.mimeType, sha256: read.sha256, revision: read.revision };
 }
 
 /** The first `head` or last `tail` lines, joined by newlines (as the reference server answers them). */
@@ -72,11 +64,10 @@ export const readMediaFile = defineTool({
   annotations: READ_ONLY,
   run: async ({ path }, ctx) => {
     const read = await readAny(ctx, path);
-    const rev = await revisionOf(ctx, read.path, read.sha256);
-    const mimeType = rev?.mimeType ?? 'application/octet-stream';
+    const mimeType = read.mimeType;
     const kind = mediaKind(mimeType);
     const data = read.bytes.toString('base64');
-    const facts = { path: read.path, size: read.bytes.length, mimeType, sha256: read.sha256, revision: rev?.revision ?? null, kind };
+    const facts = { path: read.path, size: read.bytes.length, mimeType, sha256: read.sha256, revision: read.revision, kind };
     return {
       text: `${read.path} (${mimeType}, ${read.bytes.length} bytes)`,
       structured: facts,

@@ -1,7 +1,7 @@
 import { createTwoFilesPatch } from 'diff';
 import { z } from 'zod';
 import { AppError, isAppError } from '@workspace/platform';
-import { readText, revisionOf, writeFile } from '../workspace.js';
+import { readText, writeFile } from '../workspace.js';
 import { defineTool, FileFacts, PathArg, Sha256 } from './tool.js';
 
 const Written = z.object({ ...FileFacts });
@@ -80,8 +80,7 @@ export const editFileTool = defineTool({
       const diff = createTwoFilesPatch(read.path, read.path, before, after, undefined, undefined, { context: 3 });
       const text = `\`\`\`diff\n${diff}\`\`\`\n`;
       if (dryRun) {
-        const rev = await revisionOf(ctx, read.path, read.sha256);
-        return { text, structured: { path: read.path, size: read.bytes.length, mimeType: rev?.mimeType ?? 'text/plain', sha256: read.sha256, revision: rev?.revision ?? null, diff, dryRun } };
+        return { text, structured: { path: read.path, size: read.bytes.length, mimeType: read.mimeType, sha256: read.sha256, revision: read.revision, diff, dryRun } };
       }
       try {
         const stored = await writeFile(ctx, read.path, Buffer.from(after, 'utf8'), { ifMatch: expectedSha256 ?? read.sha256 });
