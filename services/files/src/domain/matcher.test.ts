@@ -9,8 +9,14 @@ const where = (text: string, q: string, regex = false, caseSensitive = false, af
     .matches(text, after, max)
     .map((m) => `${m.line}:${m.column}`);
 
-/** What a scan line by line with a global JavaScript expression gives (the patterns here mean the same in both). */
+/**
+ * What a scan line by line with a global JavaScript expression gives (the patterns here mean the
+ * same in both, but for one thing: RE2's `\b` is an ASCII word boundary, while JavaScript's, with
+ * the `u` and `i` flags, takes the Kelvin sign and long s for word characters, as they fold to k
+ * and s; so for a pattern with `\b`, none of which can match them, they are shown as non-word).
+ */
 function reference(text: string, source: string, caseSensitive: boolean): string[] {
+  if (source.includes('\\b')) text = text.replace(/[\u212A\u017F]/g, '#');
   const re = new RegExp(source, `gu${caseSensitive ? '' : 'i'}`);
   return text.split('\n').flatMap((line, i) => [...line.matchAll(re)].map((m) => `${i + 1}:${[...line.slice(0, m.index)].length + 1}`));
 }
@@ -23,6 +29,8 @@ describe('search matcher', () => {
     expect(where('a\nb', 'a\nb')).toEqual([]);
     expect(where('x😀y', 'z*', true)).toEqual(['1:1', '1:2', '1:3', '1:4']);
     expect(where('\\Aab\nab', '\\Aab', true)).toEqual(['2:1']);
+    // \b is ASCII, whatever the case folding: the Kelvin sign is no word character.
+    expect(where('\u212Aab', '\\bab', true)).toEqual(['1:2']);
   });
 
   it('search matcher — the line text is cut to 500 code points', () => {
