@@ -3,6 +3,7 @@ import { restartService } from '@workspace/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { put, read, sha256 } from './support/files-api.js';
 import { body, mcpConnect, mcpPost, type McpConnection } from './support/mcp.js';
+import { killProcesses, reviveProcesses } from './support/processes.js';
 import { startStack, type ApiUser, type Stack } from './support/stack.js';
 
 const MAX_UPLOAD = 256 * 1024;
@@ -393,4 +394,62 @@ describe('mcp — sessions across replicas', () => {
     expect((await again.call('read_text_file', { path: '/files/s.txt' })).structuredContent.content).toBe('s');
     await again.close();
   }, 240_000);
+
+  it('mcp — the replica holding the GET stream is killed: the stream reopened on another replica goes on where it stopped, no notification missed or repeated', async () => {
+    const u = await stack.user();
+    const c = await session(u);
+    const id = c.transport.sessionId!;
+    const seen: string[] = [];
+    c.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void seen.push(n.params.uri));
+    await c.client.subscribeResource({ uri: 'workspace:///files/w' });
+    const uri = (i: number) => `workspace:///files/w/f${i}.txt`;
+    const other = await stack.extraGateway({});
+    const viaOther = { ...stack, url: other.url };
+    try {
+      // Committed through the other replica, notified on the stream the first one holds.
+      for (let i = 0; i < 5; i++) await put(viaOther, u, `/files/w/f${i}.txt`, `v${i}`);
+      await expect.poll(() => seen.length, { timeout: 30_000 }).toBe(5);
+      expect(seen).toEqual([0, 1, 2, 3, 4].map(uri));
+      await new Promise((r) => setTimeout(r, 1_000));
+      await killProcesses(stack, ['gateway']);
+      // Changes while no stream is open wait in the session's position, not in a gateway.
+      for (let i = 5; i < 10; i++) await put(viaOther, u, `/files/w/f${i}.txt`, `v${i}`);
+      const stream = await openStream(other.url, u.token, id);
+      try {
+        await put(viaOther, u, '/files/w/f10.txt', 'v10');
+        await expect.poll(() => stream.updates.length, { timeout: 30_000 }).toBe(6);
+        await new Promise((r) => setTimeout(r, 1_000));
+        expect(stream.updates).toEqual([5, 6, 7, 8, 9, 10].map(uri));
+        expect(seen).toHaveLength(5);
+      } finally {
+        stream.close();
+      }
+    } finally {
+      await c.close().catch(() => undefined);
+      await other.stop();
+      await reviveProcesses(stack, ['gateway']);
+    }
+  }, 240_000);
 });
+
+/** The session's GET stream opened by hand (as a client reconnecting to another replica does): the URIs it is told of, in order. */
+async function openStream(baseUrl: string, token: string, sessionId: string): Promise<{ updates: string[]; close(): void }> {
+  const abort = new AbortController();
+  const res = await fetch(`${baseUrl}/v1/mcp`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': sessionId }, signal: abort.signal });
+  expect(res.status).toBe(200);
+  const updates: string[] = [];
+  void (async () => {
+    let buffered = '';
+    for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
+      buffered += chunk;
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines) {
+        if (!line.startsWith('data: ')) continue;
+        const message = JSON.parse(line.slice(6)) as { method?: string; params?: { uri?: string } };
+        if (message.method === 'notifications/resources/updated') updates.push(message.params!.uri!);
+      }
+    }
+  })().catch(() => undefined);
+  return { updates, close: () => abort.abort() };
+}
