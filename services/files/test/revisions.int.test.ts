@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userTag } from '@workspace/platform';
+import { IndexKeys } from '../src/adapters/index.redis.js';
+import { RedisContentSummaries } from '../src/adapters/summaries.redis.js';
 import { KnowledgeTransfer } from '../src/domain/knowledge-transfer.js';
 import { MiB, put, realFiles, tree, type Files } from './support.js';
 
@@ -236,6 +238,38 @@ describe('files revisions', () => {
       await expect(slow.workspace.delete(u, '/files/p/a.txt', false, true)).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
     } finally {
       await slow.close();
+    }
+  });
+
+  it('search summaries — one is kept only while its object is referenced; the sweep that deletes the bytes drops it, and shared bytes keep theirs', async () => {
+    const swept = await realFiles();
+    try {
+      const u = swept.user();
+      const summaries = new RedisContentSummaries({ redis: swept.redis, keys: new IndexKeys(swept.bucket) });
+      await put(swept, u, '/files/s/a.txt', 'alpha');
+      await put(swept, u, '/files/s/b.txt', 'beta');
+      await swept.workspace.move(u, 'copy', { from: '/files/s/b.txt', to: '/files/s/b2.txt', onConflict: 'error' });
+      const keyA = (await swept.workspace.stat(u, '/files/s/a.txt')).key;
+      const keyB = (await swept.workspace.stat(u, '/files/s/b.txt')).key;
+      const summary = (n: number) => new Uint8Array([n, 1, 2, 3]);
+      await summaries.put(u, keyA, summary(1));
+      await summaries.put(u, keyB, summary(2));
+      // An object nobody references (a search that read a file deleted meanwhile) keeps none.
+      await summaries.put(u, 'never-referenced', summary(3));
+      expect((await summaries.get(u, [keyA, keyB, 'never-referenced'])).map((b) => b && Buffer.from(b).toString('hex'))).toEqual(['01010203', '02010203', undefined]);
+      await swept.workspace.delete(u, '/files/s/a.txt', false, true);
+      await swept.workspace.delete(u, '/files/s/b.txt', false, true);
+      // Until the sweep the bytes, and their summary, are still there.
+      expect((await summaries.get(u, [keyA])).map((b) => b !== undefined)).toEqual([true]);
+      await swept.sweeper.sweep();
+      expect(await swept.objects()).not.toContain(keyA);
+      const [a, b] = await summaries.get(u, [keyA, keyB]);
+      expect(a).toBeUndefined();
+      // b2.txt still shares b.txt's bytes: object and summary stay.
+      expect(b && Buffer.from(b).toString('hex')).toBe('02010203');
+      expect(await swept.objects()).toContain(keyB);
+    } finally {
+      await swept.close();
     }
   });
 
