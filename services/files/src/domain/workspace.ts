@@ -30,10 +30,10 @@ const SNAPSHOT_ATTEMPTS = 3;
 /** "Everything at once" (the script sends the limit to Redis as a whole number). */
 const ONE_STEP = 10_000_000;
 
-/** A listed path: a file with its index entry, or a directory (no entry). */
 /** One file as read, with the revision its bytes are (docs/api/files.md#revisions). */
 export type StatEntry = FileEntry & { revision: string };
 
+/** A listed path: a file with its index entry, or a directory (no entry). */
 export type ListedPath = { path: string; entry: IndexEntry | undefined };
 
 export interface ListResult {

@@ -48,13 +48,10 @@ export function linksRoutes(deps: { files: FilesClient; store: ObjectStore; link
       example: { body: { path: '/files/notes.md', expiresIn: 3600 }, response: { url: 'https://api.example.com/v1/agent/files/links/eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIn0.e30.c2ln', expiresAt: '2026-01-01T12:00:00.000Z' } },
       errors: ['INVALID_ARGUMENT', 'INVALID_PATH', 'UNAUTHENTICATED', 'UNAVAILABLE', 'FILE_NOT_FOUND', 'IS_A_DIRECTORY'],
       handler: async ({ body, call, req }, res) => {
-        const file = await files.statFile({ path: body.path, revision: '' }, call);
-        const { revisions } = await files.listRevisions({ path: file.path, revision: '' }, call);
-        const newest = revisions[0];
-        // The newest revision is the file seen by statFile unless a write came in between; then the sha256 alone pins it.
-        const revision = newest && !newest.deleted && newest.sha256 === file.sha256 ? newest.revision : '';
+        // The revision of exactly the bytes stated: a later write does not move the link.
+        const { path, sha256, revision } = await files.statFile({ path: body.path, revision: '' }, call);
         const expiresAt = Math.floor(Date.now() / 1000) + body.expiresIn;
-        const token = await links.signer.sign({ userId: call.userId, path: file.path, revision, sha256: file.sha256, expiresAt });
+        const token = await links.signer.sign({ userId: call.userId, path, revision, sha256, expiresAt });
         res.status(201).json({ url: `${baseUrl(req, links.publicUrl)}${LINKS_PATH}/${token}`, expiresAt: new Date(expiresAt * 1000).toISOString() });
       },
     }),
