@@ -11,7 +11,7 @@ export interface LinkKey {
 export interface LinkClaims {
   userId: string;
   path: string;
-  /** The revision whose bytes the link serves; '' when the path had none listed (then `sha256` alone pins). */
+  /** The revision whose bytes the link serves; '' when StatFile did not name one (then `sha256` alone pins). */
   revision: string;
   sha256: string;
   /** Seconds since the epoch. */
