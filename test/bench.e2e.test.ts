@@ -115,7 +115,7 @@ describe('bench — smoke', () => {
       // The whole-tree operations are each held to the listing of the same tree.
       for (const name of ['move-10k', 'restore-10k', 'checkpoint-10k', 'rewind-10k']) expect(byName(name).notes, name).toMatch(/p50 ÷ list-10k p50 ≤ \d (met|MISSED)/);
       // MCP against plain HTTP: every answer and every edited file checked, CPU per call of each side.
-      expect(byName('mcp-read').notes).toMatch(/every answer checked.*Baseline: GET \/v1\/agent\/files\/download/);
+      expect(byName('mcp-read').notes).toMatch(/every answer checked.*Baseline: GET \/v1\/agent\/files\/read.*files\/download of it.*official SDK's client/);
       expect(byName('mcp-edit').notes).toMatch(/every file's final content \(\d+ edits in all/);
       for (const name of ['mcp-read', 'mcp-edit']) expect(byName(name).cpu.system, name).toMatchObject({ gateway: expect.any(Number), files: expect.any(Number) });
 
@@ -130,5 +130,6 @@ describe('bench — smoke', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 180_000);
+    // ~60 s on a quiet machine of 2 CPUs; three times that while other suites load it.
+  }, 300_000);
 });
