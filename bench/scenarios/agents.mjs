@@ -18,11 +18,15 @@ const RICH_AGENT = {
   skills: ['search', 'summarize'],
 };
 
-/** An autocannon run of GET `path` against a floor (bare, or with `io`: the contract's Redis calls). */
+/**
+ * An autocannon run of GET `path` against a floor (bare, or with `io`: the contract's Redis calls).
+ * A floor's processes start cold, where the stack has served the scenario's setup: at least a
+ * second of warm-up (its connections to Redis and between its processes), whatever the scale.
+ */
 async function floorRun(common, path, body, io) {
   const floor = await startFloorServer(body, io);
   try {
-    return await cannon({ ...common, url: `${floor.url}${path}`, measure: () => cpuMeter(floor.pids) });
+    return await cannon({ ...common, warmupS: Math.max(common.warmupS, 1), url: `${floor.url}${path}`, measure: () => cpuMeter(floor.pids) });
   } finally {
     await floor.stop();
   }
