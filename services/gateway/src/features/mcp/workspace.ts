@@ -19,9 +19,9 @@ export interface ReadBytes {
   mimeType: string;
 }
 
-/** What a read reports of `entry` (when the service sent one) and the bytes read. */
+/** What a read of `path` (normalized) reports of the bytes read and their `entry`, when the service sent one. */
 function readBytes(path: string, bytes: Buffer, entry: FileEntry | undefined, fallbackType: string): ReadBytes {
-  return { path: entry?.path || path, bytes, sha256: sha256Of(bytes), revision: entry?.revision || null, mimeType: entry?.mimeType || fallbackType };
+  return { path, bytes, sha256: sha256Of(bytes), revision: entry?.revision || null, mimeType: entry?.mimeType || fallbackType };
 }
 
 /**
@@ -29,13 +29,15 @@ function readBytes(path: string, bytes: Buffer, entry: FileEntry | undefined, fa
  * FILE_NOT_TEXT, IS_A_DIRECTORY), of the current file or of one revision.
  */
 export async function readText(ctx: ToolContext, path: string, revision = ''): Promise<ReadBytes> {
+  let at = '';
   let entry: FileEntry | undefined;
   const parts: Buffer[] = [];
   for await (const chunk of ctx.files.readFile({ path, revision }, ctx.call)) {
+    at ||= chunk.path;
     entry ??= chunk.entry;
     parts.push(chunk.data);
   }
-  return readBytes(path, Buffer.concat(parts), entry, 'text/plain');
+  return readBytes(at || path, Buffer.concat(parts), entry, 'text/plain');
 }
 
 /**
@@ -52,7 +54,7 @@ export async function readAny(ctx: ToolContext, path: string): Promise<ReadBytes
   const res = await ctx.store.get(opened.url, undefined, ctx.call.signal);
   const parts: Buffer[] = [];
   for await (const chunk of res) parts.push(chunk as Buffer);
-  return readBytes(path, Buffer.concat(parts), opened.entry, 'application/octet-stream');
+  return readBytes(opened.entry?.path ?? path, Buffer.concat(parts), opened.entry, 'application/octet-stream');
 }
 
 export interface WriteOptions {
