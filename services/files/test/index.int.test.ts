@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
+import { summarizeContent } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisContentSummaries } from '../src/adapters/summaries.redis.js';
+import { IndexKeys } from '../src/adapters/index.redis.js';
 import { put, realFiles, tree, type Files } from './support.js';
 
 let files: Files;
@@ -141,6 +144,43 @@ describe('files index', () => {
       expect((await one.workspace.read(u, '/files/k.md')).content.toString()).toBe('changed');
     } finally {
       await one.close();
+    }
+  });
+
+  it('index — a commit stores the summary its uploader computed; a malformed one, or one for a body over the bound, is refused and commits nothing', async () => {
+    const bounded = await realFiles({ summaryMaxBytes: 16 });
+    try {
+      const u = bounded.user();
+      const summaries = new RedisContentSummaries({ redis: bounded.redis, keys: new IndexKeys(bounded.bucket) });
+      const send = async (path: string, body: string) => {
+        const begun = await bounded.uploads.begin(u, { path, filename: '', onConflict: 'error' });
+        expect(begun.summaryMaxBytes).toBe(16);
+        expect((await fetch(begun.putUrl, { method: 'PUT', body })).status).toBe(200);
+        return begun.uploadId;
+      };
+      const text = 'fn main() {}';
+      const ok = await send('/files/s/main.rs', text);
+      await bounded.uploads.commit(u, ok, { size: text.length, sha256: sha(text), parts: [], summary: summarizeContent(Buffer.from(text)) });
+      const { key } = await bounded.workspace.stat(u, '/files/s/main.rs');
+      const [stored] = await summaries.get(u, [key]);
+      expect(Buffer.from(stored!).equals(Buffer.from(summarizeContent(Buffer.from(text))))).toBe(true);
+      // Not the shape summarize gives (a flags byte of 2; a filter of 63 bytes): refused.
+      for (const summary of [Uint8Array.of(2), new Uint8Array(64).fill(1)]) {
+        const bad = await send('/files/s/bad.rs', text);
+        await expect(bounded.uploads.commit(u, bad, { size: text.length, sha256: sha(text), parts: [], summary })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'summary' } });
+      }
+      // A body over the bound: its summary is not taken (the service reads such files itself, or not at all).
+      const long = 'x'.repeat(17);
+      const over = await send('/files/s/long.txt', long);
+      await expect(bounded.uploads.commit(u, over, { size: long.length, sha256: sha(long), parts: [], summary: summarizeContent(Buffer.from(long)) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      expect(await tree(bounded, u)).toEqual(['/files/s/', '/files/s/main.rs']);
+      // writeFile has the content in hand: it stores the summary too, and only up to the bound.
+      await put(bounded, u, '/files/s/short.txt', 'short text');
+      await put(bounded, u, '/files/s/longer.txt', 'a text over sixteen bytes');
+      const keys = await Promise.all(['/files/s/short.txt', '/files/s/longer.txt'].map(async (p) => (await bounded.workspace.stat(u, p)).key));
+      expect((await summaries.get(u, keys)).map((s) => s !== undefined)).toEqual([true, false]);
+    } finally {
+      await bounded.close();
     }
   });
 

@@ -24,7 +24,7 @@ export function useRedis(target: { url: string; cluster: boolean }): void {
   redisTarget = target;
 }
 
-export async function realFiles(options: { maxReadBytes?: number; pendingMs?: number; graceMs?: number; keepRevisions?: number; retentionMs?: number; quotaBytes?: number; clock?: () => number } = {}) {
+export async function realFiles(options: { maxReadBytes?: number; pendingMs?: number; graceMs?: number; keepRevisions?: number; retentionMs?: number; quotaBytes?: number; summaryMaxBytes?: number; clock?: () => number } = {}) {
   const { s3: endpoint, redisUrl } = inject('infra');
   const bucket = `int-${randomBytes(8).toString('hex')}`;
   const client = createS3Client({ ...endpoint, bucket });
@@ -50,7 +50,7 @@ export async function realFiles(options: { maxReadBytes?: number; pendingMs?: nu
     index,
     outbox,
     workspace: new Workspace({ index, blobs, cursors, maxReadBytes: options.maxReadBytes ?? 10 * MiB }),
-    uploads: new Uploads({ index, blobs, logger, maxUploadBytes: 64 * MiB, partSize: 5 * MiB, pendingMs: options.pendingMs ?? 60_000, quotaBytes: options.quotaBytes ?? 0 }),
+    uploads: new Uploads({ index, blobs, logger, maxUploadBytes: 64 * MiB, partSize: 5 * MiB, pendingMs: options.pendingMs ?? 60_000, quotaBytes: options.quotaBytes ?? 0, summaryMaxBytes: options.summaryMaxBytes ?? MiB }),
     knowledge: new Knowledge({ index }),
     revisions: new Revisions({ index }),
     changes: new Changes({ log, cursors }),

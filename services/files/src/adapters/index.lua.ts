@@ -527,6 +527,8 @@ if old then unref(field(old, 4)) end
 written(path, old, v)
 store(path, old, v)
 ref(field(v, 4), field(v, 1), sha)
+-- The content's search summary, when the uploader computed it (the same bytes: the same summary).
+if ARGV[16] ~= '' then redis.call('HSET', P .. 'tri', field(v, 4), ARGV[16]) end
 local t = old and 'updated' or 'created'
 log(t, 'file', path, nil, v)
 emit(ARGV[12], 'file.' .. t, path, { userId = ARGV[13], path = path, kind = 'file', size = tonumber(field(v, 1)), sha256 = field(v, 3) })

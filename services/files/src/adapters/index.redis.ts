@@ -9,7 +9,7 @@ import { PIN_STAGED } from './knowledge-import.lua.js';
 type Reply = (string | number | null)[];
 
 const ROOT_PATH = '/files';
-type Script = (...args: (string | number)[]) => Promise<unknown>;
+type Script = (...args: (string | number | Buffer)[]) => Promise<unknown>;
 
 const SCRIPTS = {
   fsCommit: lua.COMMIT,
@@ -109,7 +109,7 @@ export class RedisFileIndex implements FileIndex {
     }
   }
 
-  async #run(name: keyof typeof SCRIPTS, prefix: string, tag: string, args: (string | number)[]): Promise<Reply> {
+  async #run(name: keyof typeof SCRIPTS, prefix: string, tag: string, args: (string | number | Buffer)[]): Promise<Reply> {
     const script = (this.#redis as unknown as Record<string, Script>)[name]!.bind(this.#redis);
     // A fresh prefix for the revision ids the script makes (it appends a counter).
     const revisions = `rev_${randomBytes(12).toString('hex')}`;
@@ -123,7 +123,7 @@ export class RedisFileIndex implements FileIndex {
    * event or garbage be stranded (see RedisOutbox). The user is also due for the retention by
    * age no later than a retention period from now (what the script records cannot expire sooner).
    */
-  async #write(userId: string, name: keyof typeof SCRIPTS, args: (string | number)[]): Promise<Reply> {
+  async #write(userId: string, name: keyof typeof SCRIPTS, args: (string | number | Buffer)[]): Promise<Reply> {
     const tag = userTag(userId);
     const now = this.#now();
     const [reply] = await Promise.all([
@@ -135,8 +135,8 @@ export class RedisFileIndex implements FileIndex {
     return reply;
   }
 
-  async commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number; precondition?: Precondition }) {
-    const reply = await this.#write(userId, 'fsCommit', [input.path, input.mode, input.uuidPath, encodeEntry(input.entry), input.uploadId, input.event, userId, input.quotaBytes, input.precondition ?? '']);
+  async commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number; precondition?: Precondition; summary?: Uint8Array | undefined }) {
+    const reply = await this.#write(userId, 'fsCommit', [input.path, input.mode, input.uuidPath, encodeEntry(input.entry), input.uploadId, input.event, userId, input.quotaBytes, input.precondition ?? '', input.summary?.length ? Buffer.from(input.summary.buffer, input.summary.byteOffset, input.summary.byteLength) : '']);
     refusal(reply);
     return { path: String(reply[1]), replaced: reply[2] === 'updated' };
   }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileQuery } from './matcher.js';
 import { requiredLiterals } from './query-literals.js';
-import { isTextSummary, mayContain, summarize } from './trigrams.js';
+import { isTextSummary, mayContain, summarize } from '@workspace/platform';
 
 const where = (text: string, q: string, regex = false, caseSensitive = false, after: [number, number] = [0, 0], max = 1000) =>
   compileQuery(q, regex, caseSensitive)

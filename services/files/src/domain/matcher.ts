@@ -1,7 +1,6 @@
 import { RE2JS } from 're2js';
-import { errors } from '@workspace/platform';
+import { errors, literalTrigrams } from '@workspace/platform';
 import { requiredLiterals } from './query-literals.js';
-import { literalTrigrams } from './trigrams.js';
 
 /** `q` is 1–1,000 characters (code points) (docs/api/files.md#search). */
 export const MAX_QUERY_CHARS = 1_000;
@@ -17,7 +16,7 @@ export interface LineMatch {
 
 /** A query compiled once per request: the trigrams it needs, and the exact matcher. */
 export interface CompiledQuery {
-  /** Folded trigrams every matching line contains (see trigrams.ts); [] = any file may match. */
+  /** Folded trigrams every matching line contains (see packages/platform/src/content-summary.ts); [] = any file may match. */
   trigrams: number[];
   /**
    * The matches of `text` after (line, column) `after` ([0, 0] = all), at most `max`, in

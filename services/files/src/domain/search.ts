@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import picomatch from 'picomatch';
-import { errors, type Logger } from '@workspace/platform';
+import { errors, isTextSummary, mayContain, summarize, type Logger } from '@workspace/platform';
 import type { Cursors } from './cursors.js';
 import type { IndexEntry } from './entries.js';
 import { compileQuery, type CompiledQuery } from './matcher.js';
 import { baseName, parsePath, ROOT } from './paths.js';
 import type { BlobStore, ContentSummaries, FileIndex } from './ports.js';
-import { isTextSummary, mayContain, summarize } from './trigrams.js';
 
 /** Matches per page (docs/api/files.md#search): 100 unless asked, at most 1,000. */
 export const DEFAULT_SEARCH_LIMIT = 100;

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { errors, tenantKey, type Logger } from '@workspace/platform';
+import { errors, summarizeContent, tenantKey, validSummary, type Logger } from '@workspace/platform';
 import { mimeTypeOf } from './entries.js';
 import { eventTemplate } from './events.js';
 import { baseName, childPath, parsePath, ROOT, type WorkspacePath } from './paths.js';
@@ -45,6 +45,8 @@ export interface UploadsOptions {
   partSize: number;
   /** How long an upload may go without asking for parts before the sweeper drops it. */
   pendingMs: number;
+  /** A commit of at most this many bytes may bring the content's search summary (SEARCH_MAX_FILE_BYTES; 0: none is taken). */
+  summaryMaxBytes?: number;
   /** FILE_QUOTA_BYTES (docs/api/usage.md#byte-quota): the bytes a user's objects may take, each once (0: no quota). */
   quotaBytes?: number;
   clock?: () => number;
@@ -73,11 +75,11 @@ export class Uploads {
   readonly #o: Required<UploadsOptions>;
 
   constructor(options: UploadsOptions) {
-    this.#o = { clock: Date.now, quotaBytes: 0, ...options };
+    this.#o = { clock: Date.now, quotaBytes: 0, summaryMaxBytes: 0, ...options };
   }
 
   /** Resolves the destination, refuses what would conflict now, and records the upload. */
-  async begin(userId: string, input: UploadInput): Promise<{ uploadId: string; path: string; putUrl: string; partSize: number; maxBytes: number; reservedBytes: number }> {
+  async begin(userId: string, input: UploadInput): Promise<{ uploadId: string; path: string; putUrl: string; partSize: number; maxBytes: number; reservedBytes: number; summaryMaxBytes: number }> {
     const precondition = preconditionOf(input);
     const target = await this.#destination(userId, input);
     // A precondition that holds decides the conflict: If-Match replaces the file it names.
@@ -101,7 +103,7 @@ export class Uploads {
     const uploadId = `up_${randomBytes(16).toString('hex')}`;
     await this.#o.index.addUpload(userId, uploadId, upload, this.#o.clock() + (upload.idleMs ?? this.#o.pendingMs));
     const [putUrl, reservedBytes] = await Promise.all([this.#o.blobs.presignPut(upload.key, this.#urlSeconds()), this.#reserveHint(userId, uploadId, input.reserveHint ?? 0)]);
-    return { uploadId, path, putUrl, partSize: this.#o.partSize, maxBytes: this.#o.maxUploadBytes, reservedBytes };
+    return { uploadId, path, putUrl, partSize: this.#o.partSize, maxBytes: this.#o.maxUploadBytes, reservedBytes, summaryMaxBytes: this.#o.summaryMaxBytes };
   }
 
   /** URLs for parts first… of the multipart upload (started on the first call). */
@@ -175,11 +177,20 @@ export class Uploads {
     }
   }
 
-  /** Makes the uploaded bytes the file, or refuses and drops them. */
-  async commit(userId: string, uploadId: string, input: { size: number; sha256: string; parts: { partNumber: number; etag: string }[] }): Promise<StoredFile> {
+  /**
+   * Makes the uploaded bytes the file, or refuses and drops them. `summary`: the content's
+   * search summary as the uploader computed it from the bytes (stored with the commit, so search
+   * need not read the file); only for a body of at most `summaryMaxBytes`, in the shape
+   * `summarize` gives.
+   */
+  async commit(userId: string, uploadId: string, input: { size: number; sha256: string; parts: { partNumber: number; etag: string }[]; summary?: Uint8Array | undefined }): Promise<StoredFile> {
     if (!SHA256.test(input.sha256)) throw errors.invalidArgument('sha256 must be 64 lowercase hex digits', 'sha256');
     if (!Number.isSafeInteger(input.size) || input.size < 0) throw errors.invalidArgument('size must be a whole number of bytes', 'size');
     if (input.size > this.#o.maxUploadBytes) throw errors.payloadTooLarge(this.#o.maxUploadBytes);
+    const summary = input.summary?.length ? input.summary : undefined;
+    if (summary && (this.#o.summaryMaxBytes === 0 || input.size > this.#o.summaryMaxBytes || !validSummary(summary))) {
+      throw errors.invalidArgument(`summary must be a content summary, for a body of at most ${this.#o.summaryMaxBytes} bytes`, 'summary');
+    }
     const upload = await this.#pending(userId, uploadId);
     if (input.parts.length > 0) {
       if (!upload.multipartId) throw errors.invalidArgument('parts were given but none were asked for', 'parts');
@@ -188,7 +199,7 @@ export class Uploads {
     const entry = { size: input.size, mtime: this.#o.clock(), sha256: input.sha256, key: upload.key, revision: newRevision() };
     try {
       const event = eventTemplate(userId, upload.path);
-      const done = await this.#o.index.commit(userId, { path: upload.path, mode: upload.mode, uuidPath: upload.uuidPath, entry, uploadId, event, quotaBytes: this.#o.quotaBytes, precondition: upload.precondition ?? '' });
+      const done = await this.#o.index.commit(userId, { path: upload.path, mode: upload.mode, uuidPath: upload.uuidPath, entry, uploadId, event, quotaBytes: this.#o.quotaBytes, precondition: upload.precondition ?? '', summary });
       return { path: done.path, size: input.size, mimeType: mimeTypeOf(baseName(parsePath(done.path))), sha256: input.sha256, revision: entry.revision };
     } catch (err) {
       if ((err as { code?: string }).code !== 'UNAVAILABLE') await this.abort(userId, uploadId);
@@ -218,7 +229,8 @@ export class Uploads {
     const uploadId = `up_${randomBytes(16).toString('hex')}`;
     await this.#o.index.addUpload(userId, uploadId, { key, path: target.path, mode, uuidPath: '', mimeType }, this.#o.clock() + this.#o.pendingMs);
     await this.#o.blobs.put(key, content, mimeType);
-    return this.commit(userId, uploadId, { size: content.byteLength, sha256: createHash('sha256').update(content).digest('hex'), parts: [] });
+    const summary = this.#o.summaryMaxBytes > 0 && content.byteLength <= this.#o.summaryMaxBytes ? summarizeContent(content) : undefined;
+    return this.commit(userId, uploadId, { size: content.byteLength, sha256: createHash('sha256').update(content).digest('hex'), parts: [], summary });
   }
 
   async #pending(userId: string, uploadId: string): Promise<PendingUpload> {

@@ -123,8 +123,9 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       return { putUrls: put, getUrls: get };
     },
     commitUpload: async (req, ctx) => {
-      const stored = await uploads.commit(requireUser(ctx), req.uploadId, { size: req.size, sha256: req.sha256, parts: req.parts });
-      search.warm(requireUser(ctx), stored.path);
+      const stored = await uploads.commit(requireUser(ctx), req.uploadId, { size: req.size, sha256: req.sha256, parts: req.parts, summary: req.summary });
+      // Committed with its summary (the uploader summarized the bytes as they passed): nothing to read back.
+      if (req.summary.length === 0) search.warm(requireUser(ctx), stored.path);
       ctx.logger.info({ size: stored.size }, 'file uploaded');
       return stored;
     },
@@ -137,8 +138,8 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       return {};
     },
     writeFile: async (req, ctx) => {
+      // The content is in hand: the commit stores its summary (up to SEARCH_MAX_FILE_BYTES).
       const stored = await uploads.writeFile(requireUser(ctx), req.path, req.content, req.overwrite);
-      search.warm(requireUser(ctx), stored.path);
       return toProto(await workspace.stat(requireUser(ctx), stored.path));
     },
     deleteFile: async (req, ctx) => workspace.delete(requireUser(ctx), req.path, req.recursive, req.permanent, req.ifMatchSha256),

@@ -12,6 +12,8 @@ export const ABORT_DEADLINE_MS = 10_000;
 /** A part or a tail object going to the store, when no client signal bounds it. */
 export const STORE_DEADLINE_MS = 120_000;
 
+const EMPTY = Buffer.alloc(0);
+
 /** What an upload session needs: the files service decides, the store takes the bytes. */
 export interface UploadDeps {
   files: FilesClient;
@@ -83,7 +85,7 @@ export class UploadSession {
     private readonly call: UploadCall,
     readonly uploadId: string,
     /** The single-PUT URL, the part size and the largest size accepted, from BeginUpload. */
-    readonly target: Pick<BeginUploadResponse, 'putUrl' | 'partSize' | 'maxBytes'>,
+    readonly target: Pick<BeginUploadResponse, 'putUrl' | 'partSize' | 'maxBytes'> & { summaryMaxBytes?: number },
   ) {}
 
   /**
@@ -98,7 +100,7 @@ export class UploadSession {
     const bound = options.declaredSize ?? options.sizeAtMost;
     const hint = bound !== undefined && Number.isSafeInteger(bound) && bound > 0 ? bound : 0;
     const begun = await deps.files.beginUpload({ ...(dest.path != null && { path: dest.path }), filename: dest.filename, onConflict, idleMs: options.idleMs ?? 0, reserveHint: hint, ...(dest.ifMatch !== undefined && { ifMatchSha256: dest.ifMatch }), ifNoneMatch: dest.ifNoneMatch === true }, call);
-    const session = new UploadSession(deps, call, begun.uploadId, { putUrl: begun.putUrl, partSize: Number(begun.partSize), maxBytes: Number(begun.maxBytes) });
+    const session = new UploadSession(deps, call, begun.uploadId, { putUrl: begun.putUrl, partSize: Number(begun.partSize), maxBytes: Number(begun.maxBytes), summaryMaxBytes: Number(begun.summaryMaxBytes) });
     session.reserved = Number(begun.reservedBytes) || 0;
     if (options.declaredSize !== undefined) {
       try {
@@ -156,7 +158,7 @@ export class UploadSession {
    */
   async commit(sent: SentBody): Promise<UploadFileResponse> {
     const { userId, requestId } = this.call;
-    return this.deps.files.commitUpload({ uploadId: this.uploadId, ...sent }, { userId, requestId, deadlineMs: COMMIT_DEADLINE_MS });
+    return this.deps.files.commitUpload({ uploadId: this.uploadId, ...sent, summary: sent.summary ? Buffer.from(sent.summary.buffer, sent.summary.byteOffset, sent.summary.byteLength) : EMPTY }, { userId, requestId, deadlineMs: COMMIT_DEADLINE_MS });
   }
 
   /** Ends the upload, leaving nothing; fire and forget (the answer does not wait, a failure is logged). */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { errors } from '@workspace/platform';
+import { errors, summarizeContent } from '@workspace/platform';
 import { sendBody, URL_MAX_AGE_MS, type PartSink, type UploadTarget } from './upload-transfer.js';
 
 const target = (partSize: number, maxBytes = 1 << 30): UploadTarget => ({ putUrl: 'put://single', partSize, maxBytes });
@@ -49,6 +49,22 @@ function chunked(body: Buffer, chunk: number): Readable {
 }
 
 describe('upload transfer', () => {
+  it('upload transfer — a body of at most summaryMaxBytes comes back with its content summary (text or not); a longer one, or one in parts, without', async () => {
+    const text = Buffer.from('export const answer = 42;\n'.repeat(100));
+    const binary = bytesOf(4096);
+    for (const body of [text, binary, Buffer.alloc(0)]) {
+      const sent = await sendBody(chunked(body, 700), { target: { ...target(64 * 1024), summaryMaxBytes: 4096 }, sink: recordingSink().sink });
+      expect(Buffer.from(sent.summary!).equals(Buffer.from(summarizeContent(body)))).toBe(true);
+    }
+    const over = await sendBody(chunked(binary, 700), { target: { ...target(64 * 1024), summaryMaxBytes: 4095 }, sink: recordingSink().sink });
+    expect(over.summary).toBeUndefined();
+    const unasked = await sendBody(chunked(text, 700), { target: target(64 * 1024), sink: recordingSink().sink });
+    expect(unasked.summary).toBeUndefined();
+    const parts = await sendBody(chunked(bytesOf(3000), 700), { target: { ...target(1024), summaryMaxBytes: 1 << 20 }, sink: recordingSink().sink });
+    expect(parts.parts).toHaveLength(3);
+    expect(parts.summary).toBeUndefined();
+  });
+
   it('upload transfer — a body within one part is one PUT to putUrl, with no parts', async () => {
     const { sink, puts, batches } = recordingSink();
     const body = bytesOf(4096);

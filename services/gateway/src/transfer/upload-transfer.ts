@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { errors } from '@workspace/platform';
+import { errors, summarizeContent } from '@workspace/platform';
 import type { CompletedPart } from '@workspace/proto/workspace/files/v1/files';
 import { PartBuffer } from './part-buffer.js';
 
@@ -27,6 +27,8 @@ export interface UploadTarget {
   partSize: number;
   /** The largest body accepted (inclusive). */
   maxBytes: number;
+  /** A body of at most this many bytes is sent with its content summary (0: none). */
+  summaryMaxBytes?: number;
 }
 
 /** Where the bytes go: the files service's UploadParts and ReserveUpload, and the object store's PUT. */
@@ -49,6 +51,8 @@ export interface SentBody {
   sha256: string;
   /** Empty when the body went by the single PUT. */
   parts: CompletedPart[];
+  /** The content's search summary, for a body of at most `summaryMaxBytes` (it is all in hand then). */
+  summary?: Uint8Array;
 }
 
 export interface SendOptions {
@@ -90,8 +94,8 @@ export async function sendBody(source: Readable, options: SendOptions): Promise<
       hash.update(chunk);
       await sender.write(chunk);
     }
-    const parts = await sender.finish();
-    return { size, sha256: hash.digest('hex'), parts };
+    const { parts, summary } = await sender.finish();
+    return { size, sha256: hash.digest('hex'), parts, ...(summary && { summary }) };
   } catch (err) {
     cancel.abort(err);
     throw err;
@@ -130,17 +134,22 @@ class PartSender {
     }
   }
 
-  /** Sends what is left; resolves with the parts (none for the single PUT). */
-  async finish(): Promise<CompletedPart[]> {
+  /**
+   * Sends what is left; resolves with the parts (none for the single PUT) and, for a body that
+   * is one buffer of at most `summaryMaxBytes`, its content summary.
+   */
+  async finish(): Promise<{ parts: CompletedPart[]; summary?: Uint8Array }> {
     if (this.nextPart === 1) {
       const body = this.filling.bytes();
       await this.o.sink.reserve(body.length);
       await this.o.sink.put(this.o.target.putUrl, body, this.o.signal);
-      return [];
+      // After the PUT: `body` is a view of the part buffer, unchanged until the next fill.
+      const summaryMax = this.o.target.summaryMaxBytes ?? 0;
+      return summaryMax > 0 && body.length <= summaryMax ? { parts: [], summary: summarizeContent(body) } : { parts: [] };
     }
     await this.sendFilling(false);
     while (this.inFlight.length > 0) await this.settleOldest();
-    return this.parts;
+    return { parts: this.parts };
   }
 
   /** Starts the PUT of the filled part, then finds a buffer for the next (waiting for one if all are out). */

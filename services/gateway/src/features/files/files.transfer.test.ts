@@ -3,7 +3,7 @@ import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, 
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, errors } from '@workspace/platform';
+import { createLogger, errors, summarizeContent } from '@workspace/platform';
 import { EntryType, type CommitUploadRequest } from '@workspace/proto/workspace/files/v1/files';
 import { errorHandler } from '../../edge/errors.js';
 import { ObjectStore } from '../../transfer/object-store.js';
@@ -32,7 +32,7 @@ const PART_SIZE = 1000;
 const files = {
   beginUpload: async (r: { path?: string; filename: string }) => {
     if (refuseBegin) throw errors.fileExists(r.path ?? '/files/x');
-    return { uploadId: 'up-1', path: r.path ?? `/files/${r.filename}`, putUrl: `${s3Url}/single`, partSize: PART_SIZE, maxBytes: 10 * PART_SIZE };
+    return { uploadId: 'up-1', path: r.path ?? `/files/${r.filename}`, putUrl: `${s3Url}/single`, partSize: PART_SIZE, maxBytes: 10 * PART_SIZE, summaryMaxBytes: PART_SIZE };
   },
   reserveUpload: async (r: { uploadId: string; totalBytes: number }) => {
     calls.reserved.push(r.totalBytes);
@@ -156,13 +156,13 @@ const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const code = (a: Answer) => (JSON.parse(a.body) as { error: { code: string; message: string } }).error;
 
 describe('files transfer routes', () => {
-  it('upload route — a small file is one PUT, committed after the closing delimiter with size and sha256', async () => {
+  it('upload route — a small file is one PUT, committed after the closing delimiter with size, sha256 and its content summary', async () => {
     const content = Buffer.from('hello');
     const answer = await post([head('a.txt'), content, tail]);
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toEqual({ success: true, path: '/files/a.txt', size: 5, mimeType: 'text/plain', sha256: sha256(content) });
     expect(objects.get('/single')).toEqual(content);
-    expect(calls.commits).toEqual([{ uploadId: 'up-1', size: 5, sha256: sha256(content), parts: [] }]);
+    expect(calls.commits).toEqual([{ uploadId: 'up-1', size: 5, sha256: sha256(content), parts: [], summary: Buffer.from(summarizeContent(content)) }]);
   });
 
   it('upload route — a larger file goes in parts, each ETag committed in order', async () => {

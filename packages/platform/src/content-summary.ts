@@ -11,7 +11,11 @@
  *
  * Layout: byte 0 = flags (TEXT: the content is valid UTF-8), then the filter (absent for
  * content that is not text: such a file is never searched).
+ *
+ * Shared: the gateway summarizes an upload's bytes as they pass and sends the summary with the
+ * commit; the files service summarizes what it has to read itself (a file committed without one).
  */
+import { isUtf8 } from 'node:buffer';
 
 export const SUMMARY_TEXT = 1;
 /** Filter bits per distinct trigram: with two hash functions about 15% of absent trigrams pass. */
@@ -62,6 +66,22 @@ export function summarize(bytes: Uint8Array, text: boolean): Uint8Array {
     for (const bit of [hash1(t) & mask, hash2(t) & mask]) out[1 + (bit >>> 3)]! |= 1 << (bit & 7);
   }
   return out;
+}
+
+/** The summary of a content, deciding whether it is text (valid UTF-8). */
+export function summarizeContent(bytes: Uint8Array): Uint8Array {
+  return summarize(bytes, isUtf8(bytes));
+}
+
+/**
+ * Whether `summary` has the shape `summarize` gives: one flags byte (0, not text), or TEXT then
+ * a filter of a power of two bytes from MIN_FILTER_BYTES to MAX_FILTER_BYTES. A summary from
+ * elsewhere is checked before it is stored: a wrong one would rule out files that match.
+ */
+export function validSummary(summary: Uint8Array): boolean {
+  if (summary.length === 1) return summary[0] === 0;
+  const size = summary.length - 1;
+  return summary[0] === SUMMARY_TEXT && size >= MIN_FILTER_BYTES && size <= MAX_FILTER_BYTES && (size & (size - 1)) === 0;
 }
 
 /** Whether the summarized content is valid UTF-8 (only such files are searched). */
