@@ -33,6 +33,9 @@ export interface SpawnOptions {
   maxLogLines?: number;
 }
 
+/** How long `stop` waits after SIGTERM before it sends SIGKILL (services give their shutdown 25 s). */
+const STOP_TIMEOUT_MS = 35_000;
+
 export async function spawnService(name: string, entry: string, env: Record<string, string>, options: SpawnOptions = {}): Promise<SpawnedService> {
   const { timeoutMs = 60_000, maxLogLines } = options;
   const child = spawn(process.execPath, [entry], {
@@ -86,11 +89,17 @@ export async function spawnService(name: string, entry: string, env: Record<stri
     logs,
     stderr,
     stop: async () => {
-      if (child.exitCode !== null) return child.exitCode;
+      // Gone already: exited, or killed by a signal (then exitCode stays null and 'exit' never fires again).
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       const exited = once(child, 'exit');
       stopping = true;
       child.kill('SIGTERM');
-      const [code] = (await exited) as [number | null];
+      // A service's own shutdown ends within 25 s; one that does not is killed, and said so, rather than hang the suite.
+      const timer = setTimeout(() => {
+        console.error(`${name} (pid ${child.pid}) did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM; killing it. Last lines: ${JSON.stringify(logs.slice(-5))}`);
+        child.kill('SIGKILL');
+      }, STOP_TIMEOUT_MS);
+      const [code] = (await exited.finally(() => clearTimeout(timer))) as [number | null];
       return code;
     },
   };
