@@ -44,6 +44,7 @@ export async function uploadSmall(ctx) {
     baseline: direct?.rate ?? null,
     p50: median(system.latencies),
     p99: quantile(system.latencies, 0.99),
+    metrics: { p99OverDirect: direct ? quantile(system.latencies, 0.99) / direct.p99 : null },
     notes:
       `${names.length} uploads of ${sizeLabel(scale.smallBytes)} (multipart/form-data through the gateway) at ${concurrency} concurrent in ${fmt(system.seconds, 2)} s; ` +
       `p50/p99 = one upload's latency; ${cpuPer(cpu, names.length, 'upload')}. ${directNote}.`,
