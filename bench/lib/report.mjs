@@ -41,6 +41,8 @@ export const TARGETS = {
   'upload-small': [
     { field: 'ratio', label: 'ratio to direct PUTs', op: '>=', limit: 0.5 },
     { metric: 'p99OverDirect', label: 'p99 ÷ direct p99', op: '<=', limit: 2 },
+    // Issue 26: summarizing text for the content index costs an upload at most 10 %.
+    { metric: 'textIndexCost', label: 'extra cost of text (indexed) over binary', op: '<=', limit: 0.1 },
   ],
   'upload-deep': [{ field: 'p50', op: '<=', limit: 50, unit: 'ms' }],
   'upload-256mib': [
@@ -59,6 +61,15 @@ export const TARGETS = {
   'export-1000-files': [
     { field: 'ratio', label: 'ratio to direct sequential GETs', op: '>=', limit: 0.9 },
     { field: 'p50', label: 'first byte', op: '<=', limit: 200, unit: 'ms' },
+  ],
+  // Issue 26: each query's p50 against a parallel scan of the store in the same run, the literal
+  // beside grep -rF on local disk (a goal), and the index's memory against the bound
+  // docs/operations.md#search-index states for source-like text.
+  'search-10k': [
+    { metric: 'literalOverScan', label: 'literal p50 ÷ scan p50', op: '<=', limit: 0.1 },
+    { metric: 'regexOverScan', label: 'regex p50 ÷ scan p50', op: '<=', limit: 0.1 },
+    { metric: 'literalOverGrep', label: 'literal p50 ÷ grep -rF p50 (goal)', op: '<=', limit: 3 },
+    { metric: 'indexKiBPerMB', label: 'index memory per MB of text', op: '<=', limit: 256, unit: 'KiB' },
   ],
   // read_text_file from 32 sessions against the download route at 32 concurrent, same run.
   'mcp-read': [{ field: 'ratio', label: 'ratio to the HTTP read route (files/read)', op: '>=', limit: 0.8 }],

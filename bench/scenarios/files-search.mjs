@@ -21,7 +21,7 @@ const REGEX = 'ERR_[0-9]{4}_(fatal|warn)';
 const WORDS = ['const', 'let', 'return', 'function', 'import', 'export', 'await', 'value', 'items', 'index', 'config', 'result', 'request', 'handler', 'error', 'count', 'logger', 'buffer', 'stream', 'options'];
 
 /** A deterministic source-like file of about `bytes` bytes; file i holds the literal when i % 1000 === 7, the regex when i % 100 === 3. */
-function sourceFile(i, bytes) {
+export function sourceFile(i, bytes) {
   let seed = (i + 1) * 2654435761;
   const rand = (n) => {
     seed = (seed * 1103515245 + 12345) >>> 0;
@@ -124,6 +124,7 @@ export async function search10k(ctx) {
   // Baseline 1: the same bytes in the same S3 server, every object read 16 at a time and matched.
   let scanNote = 'no S3 settings: no parallel-scan baseline';
   let scanP50;
+  let scanRegexP50;
   const s3 = await ctx.baselineS3();
   if (s3) {
     const keys = contents.map((c) => `search/${createHash('sha256').update(c).digest('hex')}`);
@@ -138,6 +139,7 @@ export async function search10k(ctx) {
     const scanLiteral = await timed(() => scan(literalRe), { ...loops, minSamples: 3, seconds: 0 });
     const scanRegex = await timed(() => scan(regexRe), { ...loops, minSamples: 3, seconds: 0 });
     scanP50 = scanLiteral.p50;
+    scanRegexP50 = scanRegex.p50;
     scanNote = `parallel scan of the store (16 at a time, matched in the bench process): literal p50 ${fmt(scanLiteral.p50)} ms, regex p50 ${fmt(scanRegex.p50)} ms`;
   }
 
@@ -155,11 +157,13 @@ export async function search10k(ctx) {
 
   // The index's memory: the user's summaries hash in Redis.
   let memoryNote = 'Redis not reachable from the bench: index memory not measured';
+  let kibPerMB = null;
   if (ctx.target.redisUrl && ctx.target.serviceBucket) {
     const redis = new Redis(ctx.target.redisUrl);
     try {
       const key = `{u:${createHash('sha256').update(user.sub, 'utf8').digest('hex')}}:fs:${ctx.target.serviceBucket}:tri`;
       const [bytes, entries] = await Promise.all([redis.memory('USAGE', key, 'SAMPLES', 0), redis.hlen(key)]);
+      kibPerMB = (bytes ?? 0) / 1024 / (totalBytes / 1e6);
       memoryNote = `index: ${entries} summaries, ${fmt((bytes ?? 0) / 1024, 0)} KiB in Redis = ${fmt((bytes ?? 0) / 1024 / (totalBytes / 1e6), 1)} KiB per MB of text`;
     } finally {
       redis.disconnect();
@@ -171,6 +175,12 @@ export async function search10k(ctx) {
     baseline: scanP50,
     p50: literal.p50,
     p99: literal.p99,
+    metrics: {
+      literalOverScan: scanP50 ? literal.p50 / scanP50 : null,
+      regexOverScan: scanRegexP50 ? regex.p50 / scanRegexP50 : null,
+      literalOverGrep: literal.p50 / grepF.p50,
+      indexKiBPerMB: kibPerMB,
+    },
     notes:
       `${count} files, ${fmt(totalBytes / 1e6)} MB (uploaded in ${fmt(seeded.seconds)} s, ${seeded.retries} retried). Search, every page (limit 1000): literal '${LITERAL}' ` +
       `(${want.literal} matches in ${want.literal} files) p50 ${fmt(literal.p50)} ms, p99 ${fmt(literal.p99)} ms over ${literal.samples} (filesSearched ${check.literalFiles}); ` +

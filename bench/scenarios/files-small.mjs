@@ -5,6 +5,7 @@ import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
 import { median, pool, quantile, upload } from '../lib/http.mjs';
 import { distinctContents, fileNames, uploadMany } from '../lib/seed.mjs';
 import { addCpu, fmt, s3Pid, sizeLabel, stackPids } from './files-shared.mjs';
+import { sourceFile } from './files-search.mjs';
 
 /**
  * Rounds the uploads are split into, each kind taking its turn (direct first in odd rounds,
@@ -55,6 +56,7 @@ export async function uploadSmall(ctx) {
   }
   const rate = names.length / system.seconds;
   const directRate = s3 ? names.length / direct.seconds : null;
+  const index = await indexCost(ctx, user, concurrency, names.length);
   const p99 = quantile(system.latencies, 0.99);
   const directP99 = s3 ? quantile(direct.latencies, 0.99) : null;
   const directNote = s3
@@ -66,11 +68,34 @@ export async function uploadSmall(ctx) {
     baseline: directRate,
     p50: median(system.latencies),
     p99,
-    metrics: { p99OverDirect: directP99 ? p99 / directP99 : null },
+    metrics: { p99OverDirect: directP99 ? p99 / directP99 : null, textIndexCost: index.cost },
     notes:
       `${names.length} uploads of ${sizeLabel(scale.smallBytes)} (multipart/form-data through the gateway) at ${concurrency} concurrent, in ${SMALL_ROUNDS} rounds alternating with the direct PUTs, ${fmt(system.seconds, 2)} s in all; ` +
-      `p50/p99 = one upload's latency; ${cpuPer(system.cpu, names.length, 'upload')}. ${directNote}.`,
+      `p50/p99 = one upload's latency; ${cpuPer(system.cpu, names.length, 'upload')}. ${directNote}. ${index.note}.`,
   };
+}
+
+/**
+ * What the content index costs an upload (issue 26): uploads of source-like text, which the
+ * gateway summarizes and the commit stores, against uploads of as many random bytes (not UTF-8:
+ * nothing to summarize), alternated in rounds. Extra cost = binary rate ÷ text rate − 1.
+ */
+async function indexCost(ctx, user, concurrency, count) {
+  const bytes = ctx.scale.smallBytes;
+  const binary = distinctContents(bytes);
+  const kinds = { text: { seconds: 0, content: (i) => sourceFile(i, bytes).subarray(0, bytes) }, binary: { seconds: 0, content: (i) => binary(2e6 + i) } };
+  const per = Math.ceil(count / SMALL_ROUNDS / 2);
+  for (let r = 0; r < SMALL_ROUNDS; r++) {
+    for (const kind of r % 2 === 0 ? ['text', 'binary'] : ['binary', 'text']) {
+      const first = r * per;
+      const paths = Array.from({ length: per }, (_, j) => `/files/small-${kind}/f${first + j}.txt`);
+      const done = await uploadMany(ctx, user, paths, { content: (j) => kinds[kind].content(first + j), concurrency });
+      kinds[kind].seconds += done.seconds;
+    }
+  }
+  const n = per * SMALL_ROUNDS;
+  const [text, bin] = [n / kinds.text.seconds, n / kinds.binary.seconds];
+  return { cost: bin / text - 1, note: `Content index: ${n} uploads of ${sizeLabel(bytes)} of source-like text at ${fmt(text, 0)}/s against as many of random bytes at ${fmt(bin, 0)}/s, alternated (extra cost ${fmt((bin / text - 1) * 100, 1)} %)` };
 }
 
 /** At least this many uploads of each kind, and at most this long for the whole scenario. */
