@@ -51,19 +51,50 @@ function hash2(t: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/**
+ * One bit per possible trigram (2^24 bits, 2 MiB), allocated at the first summary and kept: the
+ * distinct trigrams of a content are found with a bit test each, and the bits set are cleared
+ * again before `summarize` returns (it runs to completion, so no other call sees them).
+ */
+let seen: Uint8Array | undefined;
+let found = new Uint32Array(4096);
+
+/** The distinct folded trigrams of `folded`, in order of first appearance (a view, valid until the next call). */
+function distinctTrigrams(folded: Uint8Array): Uint32Array {
+  seen ??= new Uint8Array(1 << 21);
+  let n = 0;
+  for (let i = 0; i + 2 < folded.length; i++) {
+    const t = (folded[i]! << 16) | (folded[i + 1]! << 8) | folded[i + 2]!;
+    const bit = 1 << (t & 7);
+    if ((seen[t >>> 3]! & bit) !== 0) continue;
+    seen[t >>> 3]! |= bit;
+    if (n === found.length) {
+      const grown = new Uint32Array(found.length * 2);
+      grown.set(found);
+      found = grown;
+    }
+    found[n++] = t;
+  }
+  // Every bit set in a byte belongs to a trigram of the list: clearing whole bytes clears exactly them.
+  for (let j = 0; j < n; j++) seen[found[j]! >>> 3] = 0;
+  return found.subarray(0, n);
+}
+
 /** The summary of a content (`text`: whether it is valid UTF-8). */
 export function summarize(bytes: Uint8Array, text: boolean): Uint8Array {
   if (!text) return Uint8Array.of(0);
-  const folded = foldBytes(bytes);
-  const distinct = new Set<number>();
-  for (let i = 0; i + 2 < folded.length; i++) distinct.add((folded[i]! << 16) | (folded[i + 1]! << 8) | folded[i + 2]!);
+  const distinct = distinctTrigrams(foldBytes(bytes));
   let size = MIN_FILTER_BYTES;
-  while (size < MAX_FILTER_BYTES && size * 8 < distinct.size * BITS_PER_TRIGRAM) size *= 2;
+  while (size < MAX_FILTER_BYTES && size * 8 < distinct.length * BITS_PER_TRIGRAM) size *= 2;
   const out = new Uint8Array(1 + size);
   out[0] = SUMMARY_TEXT;
   const mask = size * 8 - 1;
-  for (const t of distinct) {
-    for (const bit of [hash1(t) & mask, hash2(t) & mask]) out[1 + (bit >>> 3)]! |= 1 << (bit & 7);
+  for (let j = 0; j < distinct.length; j++) {
+    const t = distinct[j]!;
+    const a = hash1(t) & mask;
+    const b = hash2(t) & mask;
+    out[1 + (a >>> 3)]! |= 1 << (a & 7);
+    out[1 + (b >>> 3)]! |= 1 << (b & 7);
   }
   return out;
 }
@@ -95,7 +126,9 @@ export function mayContain(summary: Uint8Array, trigrams: readonly number[]): bo
   if (size <= 0) return trigrams.length === 0;
   const mask = size * 8 - 1;
   for (const t of trigrams) {
-    for (const bit of [hash1(t) & mask, hash2(t) & mask]) if ((summary[1 + (bit >>> 3)]! & (1 << (bit & 7))) === 0) return false;
+    const a = hash1(t) & mask;
+    const b = hash2(t) & mask;
+    if ((summary[1 + (a >>> 3)]! & (1 << (a & 7))) === 0 || (summary[1 + (b >>> 3)]! & (1 << (b & 7))) === 0) return false;
   }
   return true;
 }
