@@ -80,13 +80,13 @@ function distinctTrigrams(folded: Uint8Array): Uint32Array {
   return found.subarray(0, n);
 }
 
-/** The summary of a content (`text`: whether it is valid UTF-8). */
-export function summarize(bytes: Uint8Array, text: boolean): Uint8Array {
-  if (!text) return Uint8Array.of(0);
+/** The summary of a content (`text`: whether it is valid UTF-8), as a Buffer: it goes to gRPC and Redis as is. */
+export function summarize(bytes: Uint8Array, text: boolean): Buffer {
+  if (!text) return Buffer.of(0);
   const distinct = distinctTrigrams(foldBytes(bytes));
   let size = MIN_FILTER_BYTES;
   while (size < MAX_FILTER_BYTES && size * 8 < distinct.length * BITS_PER_TRIGRAM) size *= 2;
-  const out = new Uint8Array(1 + size);
+  const out = Buffer.alloc(1 + size);
   out[0] = SUMMARY_TEXT;
   const mask = size * 8 - 1;
   for (let j = 0; j < distinct.length; j++) {
@@ -100,8 +100,13 @@ export function summarize(bytes: Uint8Array, text: boolean): Uint8Array {
 }
 
 /** The summary of a content, deciding whether it is text (valid UTF-8). */
-export function summarizeContent(bytes: Uint8Array): Uint8Array {
+export function summarizeContent(bytes: Uint8Array): Buffer {
   return summarize(bytes, isUtf8(bytes));
+}
+
+/** The summary of a content of at most `maxBytes` (SEARCH_MAX_FILE_BYTES; 0: none is wanted), else undefined. */
+export function summaryWithin(bytes: Uint8Array, maxBytes: number): Buffer | undefined {
+  return maxBytes > 0 && bytes.byteLength <= maxBytes ? summarizeContent(bytes) : undefined;
 }
 
 /**

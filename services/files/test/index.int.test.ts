@@ -165,7 +165,7 @@ describe('files index', () => {
       const [stored] = await summaries.get(u, [key]);
       expect(Buffer.from(stored!).equals(Buffer.from(summarizeContent(Buffer.from(text))))).toBe(true);
       // Not the shape summarize gives (a flags byte of 2; a filter of 63 bytes): refused.
-      for (const summary of [Uint8Array.of(2), new Uint8Array(64).fill(1)]) {
+      for (const summary of [Buffer.of(2), Buffer.alloc(64, 1)]) {
         const bad = await send('/files/s/bad.rs', text);
         await expect(bounded.uploads.commit(u, bad, { size: text.length, sha256: sha(text), parts: [], summary })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'summary' } });
       }

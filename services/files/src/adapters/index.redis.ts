@@ -135,8 +135,8 @@ export class RedisFileIndex implements FileIndex {
     return reply;
   }
 
-  async commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number; precondition?: Precondition; summary?: Uint8Array | undefined }) {
-    const reply = await this.#write(userId, 'fsCommit', [input.path, input.mode, input.uuidPath, encodeEntry(input.entry), input.uploadId, input.event, userId, input.quotaBytes, input.precondition ?? '', input.summary?.length ? Buffer.from(input.summary.buffer, input.summary.byteOffset, input.summary.byteLength) : '']);
+  async commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number; precondition?: Precondition; summary?: Buffer | undefined }) {
+    const reply = await this.#write(userId, 'fsCommit', [input.path, input.mode, input.uuidPath, encodeEntry(input.entry), input.uploadId, input.event, userId, input.quotaBytes, input.precondition ?? '', input.summary?.length ? input.summary : '']);
     refusal(reply);
     return { path: String(reply[1]), replaced: reply[2] === 'updated' };
   }

@@ -56,7 +56,7 @@ export interface MoveOutcome {
  */
 export interface FileIndex {
   /** Refused with QUOTA_EXCEEDED when the new bytes would take the user's usage past `quotaBytes` (0: no quota). */
-  commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number; precondition?: Precondition; summary?: Uint8Array | undefined }): Promise<{ path: string; replaced: boolean }>;
+  commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number; precondition?: Precondition; summary?: Buffer | undefined }): Promise<{ path: string; replaced: boolean }>;
   /** The commit's checks alone: what is at `path` now, or the refusal (QUOTA_EXCEEDED when the quota is full). */
   precheck(userId: string, path: string, mode: ConflictMode, quotaBytes: number, precondition?: Precondition): Promise<'free' | 'file' | 'directory'>;
   /** The user's files, and the bytes of everything they reference (files, revisions, trash, pins), each object once. */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { errors, summarizeContent, tenantKey, validSummary, type Logger } from '@workspace/platform';
+import { errors, summaryWithin, tenantKey, validSummary, type Logger } from '@workspace/platform';
 import { mimeTypeOf } from './entries.js';
 import { eventTemplate } from './events.js';
 import { baseName, childPath, parsePath, ROOT, type WorkspacePath } from './paths.js';
@@ -183,7 +183,7 @@ export class Uploads {
    * need not read the file); only for a body of at most `summaryMaxBytes`, in the shape
    * `summarize` gives.
    */
-  async commit(userId: string, uploadId: string, input: { size: number; sha256: string; parts: { partNumber: number; etag: string }[]; summary?: Uint8Array | undefined }): Promise<StoredFile> {
+  async commit(userId: string, uploadId: string, input: { size: number; sha256: string; parts: { partNumber: number; etag: string }[]; summary?: Buffer | undefined }): Promise<StoredFile> {
     if (!SHA256.test(input.sha256)) throw errors.invalidArgument('sha256 must be 64 lowercase hex digits', 'sha256');
     if (!Number.isSafeInteger(input.size) || input.size < 0) throw errors.invalidArgument('size must be a whole number of bytes', 'size');
     if (input.size > this.#o.maxUploadBytes) throw errors.payloadTooLarge(this.#o.maxUploadBytes);
@@ -229,7 +229,7 @@ export class Uploads {
     const uploadId = `up_${randomBytes(16).toString('hex')}`;
     await this.#o.index.addUpload(userId, uploadId, { key, path: target.path, mode, uuidPath: '', mimeType }, this.#o.clock() + this.#o.pendingMs);
     await this.#o.blobs.put(key, content, mimeType);
-    const summary = this.#o.summaryMaxBytes > 0 && content.byteLength <= this.#o.summaryMaxBytes ? summarizeContent(content) : undefined;
+    const summary = summaryWithin(content, this.#o.summaryMaxBytes);
     return this.commit(userId, uploadId, { size: content.byteLength, sha256: createHash('sha256').update(content).digest('hex'), parts: [], summary });
   }
 

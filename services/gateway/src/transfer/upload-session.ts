@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { errors, type Logger, type OutgoingContext } from '@workspace/platform';
-import type { BeginUploadResponse, CompletedPart, UploadFileResponse } from '@workspace/proto/workspace/files/v1/files';
+import type { CompletedPart, UploadFileResponse } from '@workspace/proto/workspace/files/v1/files';
 import type { ObjectStore } from './object-store.js';
-import { sendBody, type PartSink, type SentBody } from './upload-transfer.js';
+import { sendBody, type PartSink, type SentBody, type UploadTarget } from './upload-transfer.js';
 import { conflictMode, type FilesClient } from '../clients.js';
 
 /** CommitUpload completes the store's multipart upload, which takes seconds for thousands of parts. */
@@ -84,8 +84,8 @@ export class UploadSession {
     private readonly deps: UploadDeps,
     private readonly call: UploadCall,
     readonly uploadId: string,
-    /** The single-PUT URL, the part size and the largest size accepted, from BeginUpload. */
-    readonly target: Pick<BeginUploadResponse, 'putUrl' | 'partSize' | 'maxBytes'> & { summaryMaxBytes?: number },
+    /** The single-PUT URL, the part size, the largest size accepted and the summary bound, from BeginUpload. */
+    readonly target: UploadTarget,
   ) {}
 
   /**
@@ -158,7 +158,7 @@ export class UploadSession {
    */
   async commit(sent: SentBody): Promise<UploadFileResponse> {
     const { userId, requestId } = this.call;
-    return this.deps.files.commitUpload({ uploadId: this.uploadId, ...sent, summary: sent.summary ? Buffer.from(sent.summary.buffer, sent.summary.byteOffset, sent.summary.byteLength) : EMPTY }, { userId, requestId, deadlineMs: COMMIT_DEADLINE_MS });
+    return this.deps.files.commitUpload({ uploadId: this.uploadId, ...sent, summary: sent.summary ?? EMPTY }, { userId, requestId, deadlineMs: COMMIT_DEADLINE_MS });
   }
 
   /** Ends the upload, leaving nothing; fire and forget (the answer does not wait, a failure is logged). */

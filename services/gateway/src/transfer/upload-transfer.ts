@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { errors, summarizeContent } from '@workspace/platform';
+import { errors, summaryWithin } from '@workspace/platform';
 import type { CompletedPart } from '@workspace/proto/workspace/files/v1/files';
 import { PartBuffer } from './part-buffer.js';
 
@@ -52,7 +52,7 @@ export interface SentBody {
   /** Empty when the body went by the single PUT. */
   parts: CompletedPart[];
   /** The content's search summary, for a body of at most `summaryMaxBytes` (it is all in hand then). */
-  summary?: Uint8Array;
+  summary?: Buffer;
 }
 
 export interface SendOptions {
@@ -138,14 +138,14 @@ class PartSender {
    * Sends what is left; resolves with the parts (none for the single PUT) and, for a body that
    * is one buffer of at most `summaryMaxBytes`, its content summary.
    */
-  async finish(): Promise<{ parts: CompletedPart[]; summary?: Uint8Array }> {
+  async finish(): Promise<{ parts: CompletedPart[]; summary?: Buffer }> {
     if (this.nextPart === 1) {
       const body = this.filling.bytes();
       await this.o.sink.reserve(body.length);
       await this.o.sink.put(this.o.target.putUrl, body, this.o.signal);
       // After the PUT: `body` is a view of the part buffer, unchanged until the next fill.
-      const summaryMax = this.o.target.summaryMaxBytes ?? 0;
-      return summaryMax > 0 && body.length <= summaryMax ? { parts: [], summary: summarizeContent(body) } : { parts: [] };
+      const summary = summaryWithin(body, this.o.target.summaryMaxBytes ?? 0);
+      return summary ? { parts: [], summary } : { parts: [] };
     }
     await this.sendFilling(false);
     while (this.inFlight.length > 0) await this.settleOldest();
