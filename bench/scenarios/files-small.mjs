@@ -8,8 +8,8 @@ import { addCpu, fmt, s3Pid, sizeLabel, stackPids } from './files-shared.mjs';
 import { sourceFile } from './files-search.mjs';
 
 /**
- * Rounds the uploads are split into, each kind taking its turn (direct first in odd rounds,
- * second in even ones): a stall of the shared store or disk (writeback every few seconds) then
+ * Rounds the uploads are split into, each kind taking its turn (direct first in the first and
+ * third rounds, second in the others): a stall of the shared store or disk (writeback every few seconds) then
  * falls on both kinds alike instead of on whichever ran longer.
  */
 const SMALL_ROUNDS = 4;
@@ -75,6 +75,9 @@ export async function uploadSmall(ctx) {
   };
 }
 
+/** How long the uploads before indexCost's rounds are given to settle (their events, relayed and consumed). */
+const INDEX_SETTLE_MS = 2_000;
+
 /**
  * What the content index costs an upload (issue 26): uploads of source-like text, which the
  * gateway summarizes and the commit stores, against uploads of as many random bytes (not UTF-8:
@@ -82,8 +85,6 @@ export async function uploadSmall(ctx) {
  * its CPU per binary upload − 1 (CPU, not the rate: on 2 shared CPUs the rate of a few seconds'
  * run moves by more than the cost measured).
  */
-const INDEX_SETTLE_MS = 2_000;
-
 async function indexCost(ctx, user, concurrency, count) {
   const bytes = ctx.scale.smallBytes;
   const binary = distinctContents(bytes);
