@@ -274,12 +274,16 @@ return { 'OK', restored, removed, unchanged }
 
 /**
  * Copies a tree as it was (a fork): ARGV[7] from, [8] to, [9] mode, [10] the uuid path, [11]
- * 'ck'|'at', [12] checkpoint id or time (ms), [13] event template, [14] user id. The rules of a
- * copy (index.lua.ts MOVE) hold for the destination.
+ * 'ck'|'at', [12] checkpoint id or time (ms), [13] event template, [14] user id, [15] If-Match on
+ * the file at \`from\` now and [16] on the file \`to\` replaces (sha256s, '' for none). The rules of
+ * a copy (index.lua.ts MOVE) hold, its conditions included.
  * → {'OK', to, kind} or a refusal.
  */
 export const FORK = `${CK_PRELUDE}
 local from, to, mode = ARGV[7], ARGV[8], ARGV[9]
+local failed = precondition(from, ARGV[15]) or precondition(to, ARGV[16])
+if failed then return failed end
+if ARGV[16] ~= '' then mode = 'overwrite' end
 local wanted, refused = filesThen(from, ARGV[11], ARGV[12])
 if not wanted then return refused end
 local src = wanted[from]

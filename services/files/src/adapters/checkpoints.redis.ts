@@ -97,9 +97,9 @@ export class RedisCheckpointIndex implements CheckpointIndex {
     return { notCovered: false as const, restored: Number(reply[1]), removed: Number(reply[2]), unchanged: Number(reply[3]) };
   }
 
-  async fork(userId: string, input: { from: string; to: string; mode: ConflictMode; uuidPath: string; state: PastState; event: string }) {
+  async fork(userId: string, input: { from: string; to: string; mode: ConflictMode; uuidPath: string; state: PastState; event: string; ifMatch: string; ifMatchTo: string }) {
     const [mode, arg] = stateArgs(input.state);
-    const reply = await this.#write(userId, 'fsFork', [input.from, input.to, input.mode, input.uuidPath, mode, arg, input.event, userId]);
+    const reply = await this.#write(userId, 'fsFork', [input.from, input.to, input.mode, input.uuidPath, mode, arg, input.event, userId, input.ifMatch, input.ifMatchTo]);
     if (reply[0] === 'NOT_COVERED') return { notCovered: true as const };
     past(reply);
     refusal(reply);

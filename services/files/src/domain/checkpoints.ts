@@ -3,6 +3,7 @@ import { errors } from '@workspace/platform';
 import { eventTemplate } from './events.js';
 import { parsePath, ROOT } from './paths.js';
 import type { CheckpointIndex, ConflictMode, PastState, StoredCheckpoint } from './ports.js';
+import { checkSha256 } from './preconditions.js';
 import { uuidSibling } from './workspace.js';
 
 /** A checkpoint as the API shows it (docs/api/files.md#checkpoints). */
@@ -84,14 +85,17 @@ export class Checkpoints {
   }
 
   /** A copy of the tree at `from` as it was at `at` (docs/api/files.md#fork); `from` need not exist now. */
-  async fork(userId: string, input: { from: string; to: string; onConflict: ConflictMode; at: string }): Promise<{ from: string; path: string }> {
+  async fork(userId: string, input: { from: string; to: string; onConflict: ConflictMode; at: string; ifMatch?: string | undefined; ifMatchTo?: string | undefined }): Promise<{ from: string; path: string }> {
     const from = parsePath(input.from);
     const to = parsePath(input.to);
     if (from.segments.length === 0) throw errors.invalidPath('the workspace root cannot be copied', ROOT);
     if (to.segments.length === 0) throw errors.invalidPath('the destination cannot be the workspace root', ROOT);
     if (to.path === from.path || to.path.startsWith(`${from.path}/`)) throw errors.invalidPath('the destination cannot be the source or lie below it', to.path);
+    // A fork is a copy: its conditions are a copy's, on the files at `from` and `to` now.
+    const ifMatch = checkSha256(input.ifMatch, 'If-Match');
+    const ifMatchTo = checkSha256(input.ifMatchTo, 'ifMatchTo');
     const state = this.#state(input.at, 'at');
-    const done = await this.#index.fork(userId, { from: from.path, to: to.path, mode: input.onConflict, uuidPath: uuidSibling(to), state, event: eventTemplate(userId, to.path) });
+    const done = await this.#index.fork(userId, { from: from.path, to: to.path, mode: input.onConflict, uuidPath: uuidSibling(to), state, event: eventTemplate(userId, to.path), ifMatch, ifMatchTo });
     if (done.notCovered) throw errors.invalidArgument(`the checkpoint ${input.at} was not taken at ${from.path} or above it`, 'at');
     return { from: from.path, path: done.path };
   }

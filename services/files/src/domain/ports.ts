@@ -191,7 +191,7 @@ export interface CheckpointIndex {
     userId: string,
     input: { path: string; state: PastState; checkpointId: string; label: string; max: number; event: string; to: string },
   ): Promise<{ notCovered: true } | { notCovered: false; restored: number; removed: number; unchanged: number }>;
-  fork(userId: string, input: { from: string; to: string; mode: ConflictMode; uuidPath: string; state: PastState; event: string }): Promise<{ notCovered: true } | { notCovered: false; path: string; kind: 'file' | 'directory' }>;
+  fork(userId: string, input: { from: string; to: string; mode: ConflictMode; uuidPath: string; state: PastState; event: string; ifMatch: string; ifMatchTo: string }): Promise<{ notCovered: true } | { notCovered: false; path: string; kind: 'file' | 'directory' }>;
   /** How many checkpoints the user has, and the bytes of the distinct contents they hold. */
   usage(userId: string): Promise<{ count: number; bytes: number }>;
 }

@@ -147,7 +147,7 @@ export function filesHandlers(deps: FilesHandlerDeps): Omit<AsyncService<typeof 
       workspace.move(requireUser(ctx), 'move', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict), ifMatch: req.ifMatchSha256, ifMatchTo: req.ifMatchToSha256 }),
     copyFile: async (req, ctx) =>
       req.at
-        ? checkpoints.fork(requireUser(ctx), { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict), at: req.at })
+        ? checkpoints.fork(requireUser(ctx), { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict), at: req.at, ifMatch: req.ifMatchSha256, ifMatchTo: req.ifMatchToSha256 })
         : workspace.move(requireUser(ctx), 'copy', { from: req.from, to: req.to, onConflict: conflictMode(req.onConflict), ifMatch: req.ifMatchSha256, ifMatchTo: req.ifMatchToSha256 }),
     createDirectory: async (req, ctx) => {
       const out = await workspace.createDirectory(requireUser(ctx), req.path);

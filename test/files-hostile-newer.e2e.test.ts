@@ -1,0 +1,51 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { q } from './support/files.js';
+import { put, sha256 } from './support/files-api.js';
+import { sharedStack, type ApiResponse, type SharedStack } from './support/stack.js';
+
+/**
+ * A broken or malicious client against the newer file routes: checkpoints, rewind, fork (copy
+ * with `at`), search, folders, the changes feed, and file preconditions. Each answer must be a
+ * 2xx or a 4xx in the envelope (docs/api/conventions.md#errors), within a few seconds.
+ */
+
+let stack: SharedStack;
+beforeAll(() => {
+  stack = sharedStack();
+});
+
+const HEX = 'ab'.repeat(32);
+
+function expectError(res: ApiResponse, status: number, code: string, field?: string): void {
+  expect(res.status, res.text).toBe(status);
+  expect(Object.keys(res.body)).toEqual(['error']);
+  expect(res.body.error.code, res.text).toBe(code);
+  if (field !== undefined) expect(res.body.error.details?.field, res.text).toBe(field);
+}
+
+describe('fork — preconditions', () => {
+  it('copy with `at` honours If-Match on `from` and ifMatchTo on the file it replaces: 412 and nothing changes', async () => {
+    const u = await stack.user();
+    await put(stack, u, '/files/src/a.txt', 'then');
+    const ck = await u.request('POST', '/v1/agent/files/checkpoints', { path: '/files/src' });
+    expect(ck.status, ck.text).toBe(201);
+    await put(stack, u, '/files/src/a.txt', 'now');
+    await put(stack, u, '/files/dst.txt', 'keep me');
+    const at = ck.body.checkpointId as string;
+
+    const staleFrom = await u.request('POST', '/v1/agent/files/copy', { from: '/files/src/a.txt', to: '/files/fork.txt', at }, { 'if-match': `"${HEX}"` });
+    expectError(staleFrom, 412, 'PRECONDITION_FAILED');
+    expect(staleFrom.body.error.details.currentSha256).toBe(sha256('now'));
+    expect((await u.request('GET', `/v1/agent/files?path=${q('/files/fork.txt')}`)).status, 'nothing copied').toBe(404);
+
+    const staleTo = await u.request('POST', '/v1/agent/files/copy', { from: '/files/src/a.txt', to: '/files/dst.txt', at, onConflict: 'overwrite', ifMatchTo: HEX });
+    expectError(staleTo, 412, 'PRECONDITION_FAILED');
+    expect(staleTo.body.error.details.currentSha256).toBe(sha256('keep me'));
+    expect((await u.request('GET', `/v1/agent/files/read?path=${q('/files/dst.txt')}`)).body.content).toBe('keep me');
+
+    // Conditions that hold: the fork replaces the file whatever onConflict says.
+    const held = await u.request('POST', '/v1/agent/files/copy', { from: '/files/src/a.txt', to: '/files/dst.txt', at, ifMatchTo: sha256('keep me') }, { 'if-match': `"${sha256('now')}"` });
+    expect(held.status, held.text).toBe(200);
+    expect((await u.request('GET', `/v1/agent/files/read?path=${q('/files/dst.txt')}`)).body.content).toBe('then');
+  });
+});
