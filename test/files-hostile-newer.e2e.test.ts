@@ -49,3 +49,20 @@ describe('fork — preconditions', () => {
     expect((await u.request('GET', `/v1/agent/files/read?path=${q('/files/dst.txt')}`)).body.content).toBe('then');
   });
 });
+
+describe('search — hostile globs', () => {
+  it('a glob of many stars against long names answers at once, and the service keeps serving others', async () => {
+    const u = await stack.user();
+    const other = await stack.user();
+    await put(stack, u, `/files/${'a'.repeat(200)}`, 'needle');
+    const started = Date.now();
+    const slow = u.request('GET', `/v1/agent/files/search?q=needle&glob=${q(`${'*a'.repeat(30)}b`)}`);
+    const meanwhile = await other.request('GET', '/v1/agent/files?path=/files');
+    expect(meanwhile.status).toBe(200);
+    expect(Date.now() - started, 'another user is served meanwhile').toBeLessThan(5_000);
+    const res = await slow;
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.matches).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});

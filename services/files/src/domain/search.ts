@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
-import picomatch from 'picomatch';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { errors, isTextSummary, mayContain, summarize, type Logger } from '@workspace/platform';
 import type { Cursors } from './cursors.js';
 import type { IndexEntry } from './entries.js';
+import { globMatcher } from './glob.js';
 import { compileQuery, type CompiledQuery } from './matcher.js';
 import { baseName, parsePath, ROOT } from './paths.js';
 import type { BlobStore, ContentSummaries, FileIndex } from './ports.js';
@@ -11,12 +12,13 @@ import type { BlobStore, ContentSummaries, FileIndex } from './ports.js';
 /** Matches per page (docs/api/files.md#search): 100 unless asked, at most 1,000. */
 export const DEFAULT_SEARCH_LIMIT = 100;
 export const MAX_SEARCH_LIMIT = 1_000;
-const MAX_GLOB_CHARS = 1_000;
 /** Index entries read per step of the listing. */
 const LIST_STEP = 1_000;
 /** Files whose summaries are fetched together; the first steps are small, so a short answer reads little. */
 const FIRST_BATCH = 16;
 const MAX_BATCH = 256;
+/** The longest a search runs without letting the service serve others (ms): a glob's test of many paths is CPU work. */
+const SLICE_MS = 20;
 /** Committed files waiting to be summarized in the background, and summarized at once (per replica). */
 const WARM_PENDING = 10_000;
 const WARM_CONCURRENCY = 4;
@@ -87,14 +89,21 @@ export class Search {
     const limit = input.limit === 0 ? DEFAULT_SEARCH_LIMIT : input.limit;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw errors.invalidArgument(`limit must be 1 to ${MAX_SEARCH_LIMIT}`, 'limit');
     const query = compileQuery(input.q, input.regex, input.caseSensitive);
-    const included = globFilter(input.glob);
+    const included = globMatcher(input.glob);
     const cursorScope = `search:${createHash('sha256').update(JSON.stringify([scope.path, input.q, input.regex, input.caseSensitive, input.glob])).digest('base64url')}`;
     const after = input.cursor === '' ? undefined : parsePosition(this.#o.cursors.verify(userId, cursorScope, input.cursor));
     const run = { userId, query, want: limit + 1, matches: [] as SearchMatch[], filesSearched: 0, after, signal };
     const rel = (path: string) => (path === scope.path ? baseName(scope) : path.slice(scope.path.length + 1));
     let batch: Candidate[] = [];
     let size = FIRST_BATCH;
+    let slice = performance.now();
     for await (const file of this.#files(userId, scope.path, after?.[0])) {
+      if (performance.now() - slice > SLICE_MS) {
+        await nextTurn();
+        // A caller that gave up (or whose deadline passed) gets no answer: stop the work.
+        signal?.throwIfAborted();
+        slice = performance.now();
+      }
       if (file.entry.size > this.#o.maxFileBytes || !included(rel(file.path))) continue;
       batch.push(file);
       if (batch.length < size) continue;
@@ -220,20 +229,6 @@ interface Run {
 /** Whether a summarized text file must be read: it is not empty and may hold every trigram. */
 function needsRead(summary: Uint8Array, query: CompiledQuery, entry: IndexEntry): boolean {
   return isTextSummary(summary) && entry.size > 0 && mayContain(summary, query.trigrams);
-}
-
-/**
- * `glob` against the path relative to the searched folder: without `/` it matches the file's
- * name at any depth; `**` matches zero or more folders; `*` also matches names starting with a dot.
- */
-function globFilter(glob: string): (rel: string) => boolean {
-  if (glob === '') return () => true;
-  if ([...glob].length > MAX_GLOB_CHARS) throw errors.invalidArgument(`glob must be at most ${MAX_GLOB_CHARS} characters`, 'glob');
-  try {
-    return picomatch(glob, { dot: true, basename: !glob.includes('/'), strictSlashes: true });
-  } catch {
-    throw errors.invalidArgument('glob is not a valid pattern', 'glob');
-  }
 }
 
 function parsePosition(raw: string): Position {
