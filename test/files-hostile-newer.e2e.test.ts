@@ -66,3 +66,15 @@ describe('search — hostile globs', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
+
+describe('rewind and fork — hostile `to` and `at`', () => {
+  it('a time that is no date of the calendar (30 February, 25 o\'clock, minute 60) → 400 on `to` and `at`, nothing changes', async () => {
+    const u = await stack.user();
+    await put(stack, u, '/files/r/a.txt', 'a');
+    for (const to of ['2026-11-31T00:00:00Z', '2026-02-30T00:00:00Z', '2026-04-31T12:00:00Z', '2026-01-01T25:00:00Z', '2026-01-01T12:60:00Z', '2026-01-01T12:00:61Z', '2026-13-01T00:00:00Z', '2026-01-01T12:00:00+24:00']) {
+      expectError(await u.request('POST', '/v1/agent/files/rewind', { path: '/files/r', to }), 400, 'INVALID_ARGUMENT', 'to');
+      expectError(await u.request('POST', '/v1/agent/files/copy', { from: '/files/r', to: '/files/r2', at: to }), 400, 'INVALID_ARGUMENT', 'at');
+    }
+    expect((await u.request('GET', '/v1/agent/files/checkpoints')).body.checkpoints, 'no rewind took its checkpoint').toEqual([]);
+  });
+});

@@ -28,7 +28,22 @@ export interface RewindResult {
 export const MAX_LABEL = 200;
 const CHECKPOINT_ID = /^ckp_[0-9a-f]{32}$/;
 /** ISO 8601 date and time with a zone (Z or ±hh:mm), seconds and fractions optional. */
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-](\d{2}):?(\d{2}))$/i;
+
+/**
+ * The time `value` names, or NaN. Date.parse rolls a day or an hour past its end over into the
+ * next (30 February is 1 March, 24:00 the next day): a time that is no date of the calendar
+ * would rewind to another one, so each field is held to its range first.
+ */
+function isoTime(value: string): number {
+  const m = ISO_TIME.exec(value);
+  if (!m) return Number.NaN;
+  // Absent seconds and zone (Z) count as 0.
+  const [year, month, day, hour, minute, second, zoneHours, zoneMinutes] = [1, 2, 3, 4, 5, 6, 9, 10].map((i) => Number(m[i] ?? 0)) as [number, number, number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const inRange = month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && zoneHours <= 23 && zoneMinutes <= 59;
+  return inRange ? Date.parse(value) : Number.NaN;
+}
 
 export function newCheckpointId(): string {
   return `ckp_${randomBytes(16).toString('hex')}`;
@@ -110,7 +125,7 @@ export class Checkpoints {
       if (!CHECKPOINT_ID.test(value)) throw errors.notFound('checkpoint', value);
       return { checkpointId: value };
     }
-    const at = ISO_TIME.test(value) ? Date.parse(value) : Number.NaN;
+    const at = isoTime(value);
     if (!Number.isFinite(at)) throw errors.invalidArgument(`${field} must be a checkpoint id (ckp_…) or an ISO 8601 time`, field);
     const now = this.#now();
     if (at < now - this.#retentionMs) throw errors.historyExpired(`${field} (${value})`);
