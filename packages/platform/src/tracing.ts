@@ -1,7 +1,4 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 export { SpanKind, SpanStatusCode, type Context, type Span };
 
@@ -9,9 +6,18 @@ export { SpanKind, SpanStatusCode, type Context, type Span };
  * OpenTelemetry traces, off unless an OTLP endpoint is configured. Off, the API is a no-op and
  * costs next to nothing; on, spans go in batches to `<endpoint>/v1/traces` (OTLP over HTTP).
  * Context crosses processes as W3C `traceparent`: in gRPC metadata and in CloudEvents.
+ *
+ * The SDK and its exporter are loaded only when traces are on: loading them costs every process
+ * ~0.25 s of CPU at start (a fifth of what importing this package costs), for nothing when
+ * tracing is off.
  */
-export function initTracing(options: { service: string; otlpEndpoint?: string | undefined }): { shutdown(): Promise<void> } {
+export async function initTracing(options: { service: string; otlpEndpoint?: string | undefined }): Promise<{ shutdown(): Promise<void> }> {
   if (!options.otlpEndpoint) return { shutdown: async () => undefined };
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor, NodeTracerProvider }] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-node'),
+  ]);
   enabled = true;
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.service }),

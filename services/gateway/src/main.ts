@@ -5,7 +5,7 @@ import { startGateway } from './gateway.js';
 
 const config = loadConfigOrExit(configSchema);
 const logger = createLogger('gateway', config.LOG_LEVEL);
-const tracing = initTracing({ service: 'gateway', otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+const tracing = await initTracing({ service: 'gateway', otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
 const metrics = new Metrics('gateway');
 const gateway = await startGateway({
   logger,

@@ -99,7 +99,7 @@ export async function startService<S extends z.ZodType<ServiceConfig>, D>(
   const config: C = loadConfig(definition.config, options.env ?? process.env);
   const name = definition.name;
   const logger = options.logger ?? createLogger(name, config.LOG_LEVEL);
-  const tracing = initTracing({ service: name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  const tracing = await initTracing({ service: name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   const metrics = new Metrics(name);
   const redis = createRedis({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER, name });
   // One line when Redis goes away and one when it is back, not one per reconnect attempt.
