@@ -78,3 +78,74 @@ describe('rewind and fork — hostile `to` and `at`', () => {
     expect((await u.request('GET', '/v1/agent/files/checkpoints')).body.checkpoints, 'no rewind took its checkpoint').toEqual([]);
   });
 });
+
+describe('checkpoints — hostile', () => {
+  it('what a checkpoint held after a permanent delete leaves the usage once the checkpoint goes: nothing stays counted', async () => {
+    const u = await stack.user();
+    await u.request('DELETE', `/v1/agent/files?path=${q('/files/projects')}&recursive=true&permanent=true`);
+    const body = `unique ${u.sub} ${'x'.repeat(1000)}`;
+    const file = await put(stack, u, '/files/held/a.txt', body);
+    const ck = await u.request('POST', '/v1/agent/files/checkpoints', { path: '/files/held' });
+    expect(ck.status, ck.text).toBe(201);
+    const revision = (await u.request('GET', `/v1/agent/files/revisions?path=${q('/files/held/a.txt')}`)).body.revisions[0].revision as string;
+    expect((await u.request('DELETE', `/v1/agent/files?path=${q('/files/held')}&recursive=true&permanent=true`)).status).toBe(200);
+    const held = (await u.request('GET', '/v1/usage')).body.files;
+    expect(held.bytes, 'the checkpoint keeps the bytes counted').toBe(file.size);
+    expect((await u.request('GET', `/v1/agent/files/read?path=${q('/files/held/a.txt')}&revision=${revision}`)).body.content).toBe(body);
+    expect((await u.request('DELETE', `/v1/agent/files/checkpoints/${ck.body.checkpointId}`)).status).toBe(204);
+    const usage = (await u.request('GET', '/v1/usage')).body;
+    expect(usage.files.bytes).toBe(0);
+    expect(usage.checkpoints).toMatchObject({ count: 0, bytes: 0 });
+    expectError(await u.request('GET', `/v1/agent/files/read?path=${q('/files/held/a.txt')}&revision=${revision}`), 404, 'REVISION_NOT_FOUND');
+    expectError(await u.request('POST', '/v1/agent/files/rewind', { path: '/files/held', to: ck.body.checkpointId }), 404, 'CHECKPOINT_NOT_FOUND');
+    expectError(await u.request('POST', '/v1/agent/files/copy', { from: '/files/held', to: '/files/back', at: ck.body.checkpointId }), 404, 'CHECKPOINT_NOT_FOUND');
+  });
+
+  it('bodies of the wrong shape and ids of any form answer in the envelope', async () => {
+    const u = await stack.user();
+    for (const [body, field] of [[{ path: null }, 'path'], [{ label: null }, 'label'], [{ label: ['a'] }, 'label'], [{ path: 5 }, 'path'], [{ label: '\ud800' }, 'label']] as const) {
+      expectError(await u.request('POST', '/v1/agent/files/checkpoints', body), 400, 'INVALID_ARGUMENT', field);
+    }
+    for (const body of ['[]', 'null', '"x"', '5']) expectError(await u.request('POST', '/v1/agent/files/checkpoints', body), 400, 'INVALID_ARGUMENT');
+    for (const [body, field] of [[{ path: '/files', to: 5 }, 'to'], [{ path: '/files', to: null }, 'to'], [{ path: '/files', to: ['ckp_'] }, 'to'], [{ path: null, to: 'ckp_' }, 'path'], [{ path: '/files', to: 'x'.repeat(101) }, 'to']] as const) {
+      expectError(await u.request('POST', '/v1/agent/files/rewind', body), 400, 'INVALID_ARGUMENT', field);
+    }
+    for (const id of [`ckp_${'A'.repeat(32)}`, `ckp_${'a'.repeat(33)}`, 'ckp_', 'x'.repeat(4000), '%00', 'ckp_%F0%9F%98%80', '..%2F..%2Fckm']) {
+      for (const method of ['GET', 'DELETE']) expectError(await u.request(method, `/v1/agent/files/checkpoints/${id}`), 404, 'CHECKPOINT_NOT_FOUND');
+    }
+  });
+});
+
+describe('folders and changes — hostile', () => {
+  it('folders: /files is there already, a segment of 256 bytes or a path below a file is refused, `//` is invalid', async () => {
+    const u = await stack.user();
+    const root = await u.request('POST', '/v1/agent/files/directories', { path: '/files/' });
+    expect(root.status, root.text).toBe(200);
+    expect(root.body).toEqual({ path: '/files', created: false });
+    expectError(await u.request('POST', '/v1/agent/files/directories', { path: `/files/${'é'.repeat(128)}` }), 400, 'INVALID_PATH');
+    expect((await u.request('POST', '/v1/agent/files/directories', { path: `/files/${'é'.repeat(127)}a` })).status).toBe(201);
+    await put(stack, u, '/files/f.txt', 'f');
+    expectError(await u.request('POST', '/v1/agent/files/directories', { path: '/files/f.txt/sub/deeper' }), 409, 'PATH_CONFLICT');
+    expectError(await u.request('POST', '/v1/agent/files/directories', { path: '/files/f.txt' }), 409, 'PATH_CONFLICT');
+    expectError(await u.request('POST', '/v1/agent/files/directories', { path: '/files//x' }), 400, 'INVALID_PATH');
+    expectError(await u.request('POST', '/v1/agent/files/directories', { path: ['/files/x'] }), 400, 'INVALID_ARGUMENT', 'path');
+  });
+
+  it('changes: a cursor of a search or a listing, or a made-up one, is 400 on cursor; timeouts outside 0–60 are 400 on timeout', async () => {
+    const u = await stack.user();
+    await put(stack, u, '/files/c/a.txt', 'needle\nneedle');
+    const searched = await u.request('GET', `/v1/agent/files/search?q=needle&limit=1`);
+    expect(searched.body.cursor).toEqual(expect.any(String));
+    const listed = await u.request('GET', `/v1/agent/files?path=${q('/files')}&recursive=true&limit=1`);
+    const forged = `${Buffer.from(JSON.stringify(['changes:/files', '0-0'])).toString('base64url')}.${'A'.repeat(24)}`;
+    for (const cursor of [searched.body.cursor, listed.body.cursor, forged, '.', 'a.b.c', Buffer.from('null').toString('base64url'), Buffer.from('"changes:"').toString('base64url')]) {
+      expectError(await u.request('GET', `/v1/agent/files/changes?cursor=${q(cursor)}`), 400, 'INVALID_ARGUMENT', 'cursor');
+    }
+    const { cursor } = (await u.request('GET', '/v1/agent/files/changes/cursor')).body;
+    for (const timeout of ['61', '-1', 'abc', '1e3', '0.5', '99999999999999999999']) {
+      expectError(await u.request('GET', `/v1/agent/files/changes?cursor=${q(cursor)}&timeout=${timeout}`), 400, 'INVALID_ARGUMENT', 'timeout');
+    }
+    const other = await stack.user();
+    expectError(await other.request('GET', `/v1/agent/files/changes?cursor=${q(cursor)}`), 400, 'INVALID_ARGUMENT', 'cursor');
+  });
+});
