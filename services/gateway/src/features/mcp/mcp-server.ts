@@ -12,6 +12,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { toInvalidArgument } from '../../api/validate.js';
 import { describeTool, errorResult, successResult } from './tool-result.js';
 import { TOOLS } from './tools/index.js';
@@ -54,7 +55,8 @@ export function buildServer(sc: ServerContext): Server {
   const { tool: ctx } = sc;
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler(methodOf(CallToolRequestSchema), async (raw, extra) => {
+    const request = paramsOf(CallToolRequestSchema, raw);
     const tool = BY_NAME.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
     const args = tool.input.safeParse(request.params.arguments ?? {});
@@ -74,10 +76,11 @@ export function buildServer(sc: ServerContext): Server {
       throw resourceError(err);
     }
   };
-  server.setRequestHandler(ListResourcesRequestSchema, (request) => guard(() => listResources(ctx, request.params?.cursor)));
+  server.setRequestHandler(methodOf(ListResourcesRequestSchema), (raw) => guard(() => listResources(ctx, paramsOf(ListResourcesRequestSchema, raw).params?.cursor)));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [FILE_TEMPLATE] }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => guard(() => readResource(ctx, request.params.uri)));
-  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+  server.setRequestHandler(methodOf(ReadResourceRequestSchema), (raw) => guard(() => readResource(ctx, paramsOf(ReadResourceRequestSchema, raw).params.uri)));
+  server.setRequestHandler(methodOf(SubscribeRequestSchema), async (raw) => {
+    const request = paramsOf(SubscribeRequestSchema, raw);
     const session = sessionOf(sc);
     const path = pathParam(request.params.uri).replace(/\/+$/, '') || '/files';
     // The path rules apply (the path need not exist); the feed's position is the whole workspace's.
@@ -86,16 +89,34 @@ export function buildServer(sc: ServerContext): Server {
     await sc.sessions.subscribe(session.id, path);
     return {};
   });
-  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  server.setRequestHandler(methodOf(UnsubscribeRequestSchema), async (raw) => {
+    const request = paramsOf(UnsubscribeRequestSchema, raw);
     const session = sessionOf(sc);
     await sc.sessions.unsubscribe(session.id, pathParam(request.params.uri).replace(/\/+$/, '') || '/files');
     return {};
   });
-  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+  server.setRequestHandler(methodOf(SetLevelRequestSchema), async (raw) => {
+    const request = paramsOf(SetLevelRequestSchema, raw);
     await sc.sessions.setLogLevel(sessionOf(sc), request.params.level);
     return {};
   });
   return server;
+}
+
+/**
+ * A request schema reduced to its method. The SDK parses a request with the schema it was
+ * registered with before the handler runs, and answers a mismatch as an internal error (-32603)
+ * with zod's text; registered so, the handler checks the params itself (paramsOf).
+ */
+function methodOf<S extends z.ZodObject<{ method: z.ZodLiteral<string> }>>(schema: S) {
+  return z.looseObject({ method: schema.shape.method });
+}
+
+/** The request as `schema` reads it; params it refuses are invalid params (-32602), in our words. */
+function paramsOf<S extends z.ZodType>(schema: S, request: unknown): z.output<S> {
+  const parsed = schema.safeParse(request);
+  if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid params: ${toInvalidArgument(parsed.error, 'body').message}`);
+  return parsed.data;
 }
 
 function sessionOf(sc: ServerContext): McpSession {

@@ -1,9 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, isJSONRPCRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, isAppError, type Logger, type RedisClient } from '@workspace/platform';
 import type { Clients } from '../../clients.js';
+import { hasLoneSurrogate } from '../../api/schemas.js';
+import { JsonTextGuard } from '../../edge/json-guard.js';
 import { requestIdOf, userOf } from '../../edge/request-context.js';
 import type { UploadSlots } from '../../edge/limits/upload-slots.js';
 import { IdleTimer } from '../../transfer/idle-timer.js';
@@ -17,6 +19,11 @@ export const MCP_PATH = '/v1/mcp';
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
 /** A JSON-RPC message may carry a whole file for write_file; the upload limit applies to the file itself. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
+/**
+ * The client's name and capabilities are kept with the session and read back by every request
+ * of it: a client may not make that record (in Redis, for a day) as large as a message.
+ */
+const MAX_CLIENT_FACTS = 64 * 1024;
 
 export interface McpDeps {
   clients: Clients;
@@ -102,14 +109,26 @@ export function mcpRouter(deps: McpDeps): Router {
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       return rpcError(res, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
     }
-    if (!req.is('application/json')) return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    if (!req.is('application/json') || !isUtf8Charset(req.get('content-type') ?? '')) {
+      return rpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json (UTF-8)');
+    }
     const body = await readJson(req, deps.idleTimeoutMs ?? DEFAULT_IDLE_MS);
     // A body that stalled was cut: its socket is gone, nothing is left to answer.
     if (body === STALLED) return;
+    // A body refused before its end was left unread: the connection cannot carry another request.
+    if (body === TOO_LARGE || body === TOO_MANY_VALUES || body instanceof Refused) res.setHeader('Connection', 'close');
     if (body === TOO_LARGE) return rpcError(res, 413, -32000, `Payload Too Large: a message may have at most ${MAX_BODY_BYTES} bytes`);
+    if (body === TOO_MANY_VALUES) return rpcError(res, 413, -32000, `Payload Too Large: a message may hold at most ${MAX_PARSED_BYTES / (1024 * 1024)} MiB of values once parsed`);
     if (body === MALFORMED) return rpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+    if (body instanceof Refused) return rpcError(res, 400, -32700, `Parse error: ${body.message}`);
     const messages = Array.isArray(body) ? body : [body];
+    // Only a well-formed initialize request opens a session, and only alone: one the transport
+    // would refuse (in a batch, without an id or `jsonrpc`) must not leave a session behind.
     const init = messages.find((m) => isInitializeRequest(m));
+    if (init && (messages.length > 1 || !isJSONRPCRequest(init))) return rpcError(res, 400, -32600, 'Invalid Request: initialize must be a JSON-RPC request sent alone');
+    if (init && JSON.stringify([init.params.clientInfo, init.params.capabilities]).length > MAX_CLIENT_FACTS) {
+      return rpcError(res, 400, -32602, `Invalid params: clientInfo and capabilities may take at most ${MAX_CLIENT_FACTS / 1024} KiB as JSON`);
+    }
     const ctx = toolContext(req, res);
     let session: McpSession | undefined;
     if (init) {
@@ -168,17 +187,39 @@ export function mcpRouter(deps: McpDeps): Router {
 }
 
 const TOO_LARGE = Symbol('too large');
+const TOO_MANY_VALUES = Symbol('too many values');
 const MALFORMED = Symbol('malformed');
 const STALLED = Symbol('stalled');
 const DEFAULT_IDLE_MS = 30_000;
+/**
+ * What a body may take once parsed (JsonTextGuard's estimate): a whole file's content as one
+ * string fits (about twice its bytes), millions of tiny values (`[],` takes ~25 times its
+ * size) do not, so a 64 MiB body cannot make the gateway hold gigabytes.
+ */
+const MAX_PARSED_BYTES = 3 * MAX_BODY_BYTES;
+
+/** A body refused by the checks every JSON body gets (docs/api/conventions.md#json). */
+class Refused {
+  constructor(readonly message: string) {}
+}
+
+/** No charset, or UTF-8: the body is read as UTF-8, so another charset would be misread. */
+function isUtf8Charset(contentType: string): boolean {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType)?.[1];
+  return charset === undefined || /^utf-?8$/i.test(charset);
+}
 
 /**
  * The body as JSON, read here (not by a JSON parser that would answer in the API's envelope). A
  * body that sends nothing for `idleMs` is cut, as an upload's is (transfer/idle-timer.ts): a
  * write_file carries a whole file, and a client that stalls must not hold its socket and buffer.
+ * It gets the checks of every JSON body as its bytes arrive (json-guard.ts: UTF-8, nesting,
+ * finite numbers), and no string may hold a lone surrogate: it would be stored as U+FFFD, and a
+ * path or a file's content would silently become another one.
  */
 async function readJson(req: Request, idleMs: number): Promise<unknown> {
   const parts: Buffer[] = [];
+  const guard = new JsonTextGuard('the message');
   let size = 0;
   let stalled = false;
   const idle = new IdleTimer(idleMs, () => {
@@ -191,6 +232,9 @@ async function readJson(req: Request, idleMs: number): Promise<unknown> {
       idle.touch();
       size += (chunk as Buffer).length;
       if (size > MAX_BODY_BYTES) return TOO_LARGE;
+      const refused = guard.push(chunk as Buffer);
+      if (refused) return new Refused(refused.message);
+      if (guard.estimatedParsedBytes() > MAX_PARSED_BYTES) return TOO_MANY_VALUES;
       parts.push(chunk as Buffer);
     }
   } catch (err) {
@@ -200,9 +244,14 @@ async function readJson(req: Request, idleMs: number): Promise<unknown> {
     idle.stop();
   }
   if (stalled) return STALLED;
+  const refused = guard.end();
+  if (refused) return new Refused(refused.message);
+  let value: unknown;
   try {
-    return JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
+    value = JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
   } catch {
     return MALFORMED;
   }
+  if (hasLoneSurrogate(value)) return new Refused('the message must be valid Unicode (no lone surrogates in its strings)');
+  return value;
 }
