@@ -228,3 +228,52 @@ describe('mcp hostile — params', () => {
     expect(await redis.exists(`mcp:{${sid}}:subs`)).toBe(0);
   });
 });
+
+describe('mcp hostile — edit_file', () => {
+  /** How long a ping of another user takes while `busy` runs. */
+  async function pingDuring(busy: Promise<unknown>): Promise<number> {
+    const other = await stack.user();
+    const sid = await open(other);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const started = Date.now();
+    expect((await send(other, sid, { jsonrpc: '2.0', id: 1, method: 'ping' })).status).toBe(200);
+    const took = Date.now() - started;
+    await busy;
+    return took;
+  }
+
+  it('mcp hostile — a diff of 10,000 changed lines does not hold the gateway (it took over a minute): the whole text replaced, other users served meanwhile', async () => {
+    const u = await stack.user();
+    const sid = await open(u);
+    const before = Array.from({ length: 10_000 }, (_, i) => `line ${i}\n`).join('');
+    // Every other line changes: a diff with context lines, 10,000 lines apart.
+    const after = Array.from({ length: 10_000 }, (_, i) => (i % 2 ? `line ${i}\n` : `LINE ${i}\n`)).join('');
+    expect((await send(u, sid, call('write_file', { path: '/files/big.txt', content: before }))).body.result.isError).toBeUndefined();
+    const edit = send(u, sid, call('edit_file', { path: '/files/big.txt', edits: [{ oldText: before, newText: after }], dryRun: true }));
+    expect(await pingDuring(edit)).toBeLessThan(5_000);
+    const { diff } = (await edit).body.result.structuredContent as { diff: string };
+    const lines = diff.split('\n');
+    expect(lines.slice(0, 5)).toEqual(['Index: /files/big.txt', '='.repeat(67), '--- /files/big.txt', '+++ /files/big.txt', '@@ -1,10000 +1,10000 @@']);
+    expect(lines.filter((l) => l.startsWith('-')).length).toBe(10_000 + 1);
+    expect(lines.filter((l) => l.startsWith('+')).length).toBe(10_000 + 1);
+    // A small change of the same file still gets its exact diff.
+    const small = await send(u, sid, call('edit_file', { path: '/files/big.txt', edits: [{ oldText: 'line 5000\n', newText: 'five thousand\n' }], dryRun: true }));
+    expect(small.body.result.structuredContent.diff).toContain('@@ -4998,7 +4998,7 @@\n line 4997\n line 4998\n line 4999\n-line 5000\n+five thousand\n');
+  }, 120_000);
+
+  it('mcp hostile — 10,000 edits of a 1 MB file → INVALID_ARGUMENT at once (it took a minute of the gateway\'s one thread); nothing changes', async () => {
+    const u = await stack.user();
+    const sid = await open(u);
+    const content = Array.from({ length: 100_000 }, (_, i) => `l${String(i).padStart(8, '0')}\n`).join('');
+    const written = (await send(u, sid, call('write_file', { path: '/files/many.txt', content }))).body.result.structuredContent as { sha256: string };
+    const edits = Array.from({ length: 10_000 }, (_, i) => ({ oldText: `l${String(i * 10).padStart(8, '0')}\n`, newText: `L${i}\n` }));
+    const edit = send(u, sid, call('edit_file', { path: '/files/many.txt', edits }));
+    expect(await pingDuring(edit)).toBeLessThan(5_000);
+    expect((await edit).body.result).toMatchObject({ isError: true, structuredContent: { error: { code: 'INVALID_ARGUMENT', details: { field: 'edits' } } } });
+    const info = await send(u, sid, call('get_file_info', { path: '/files/many.txt' }));
+    expect(info.body.result.structuredContent.sha256).toBe(written.sha256);
+    // As many edits as fit are applied.
+    const fewer = await send(u, sid, call('edit_file', { path: '/files/many.txt', edits: edits.slice(0, 100) }));
+    expect(fewer.body.result.isError, JSON.stringify(fewer.body).slice(0, 300)).toBeUndefined();
+  }, 180_000);
+});

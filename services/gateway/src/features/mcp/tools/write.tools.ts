@@ -1,6 +1,6 @@
 import { createTwoFilesPatch } from 'diff';
 import { z } from 'zod';
-import { AppError, isAppError } from '@workspace/platform';
+import { AppError, errors, isAppError } from '@workspace/platform';
 import { readText, writeFile } from '../workspace.js';
 import { defineTool, FileFacts, PathArg, Sha256 } from './tool.js';
 
@@ -47,6 +47,44 @@ export function applyEdits(text: string, edits: readonly { oldText: string; newT
   return out;
 }
 
+/**
+ * What a diff may cost. Myers' algorithm takes time with the texts' length times the number of
+ * lines that differ, on the gateway's one thread: 10,000 lines all changed took over a minute,
+ * with every other request waiting. A diff beyond this many changed lines, or this long to
+ * compute, is given as the whole text replaced, which costs nothing to compute.
+ */
+const DIFF_MAX_CHANGED_LINES = 1_000;
+const DIFF_TIMEOUT_MS = 200;
+
+/** A git-style unified diff of `before` → `after`, with 3 lines of context; within DIFF_MAX_CHANGED_LINES and DIFF_TIMEOUT_MS. */
+export function unifiedDiff(path: string, before: string, after: string): string {
+  const diff = createTwoFilesPatch(path, path, before, after, undefined, undefined, { context: 3, maxEditLength: DIFF_MAX_CHANGED_LINES, timeout: DIFF_TIMEOUT_MS });
+  return diff ?? wholeReplacement(path, before, after);
+}
+
+/** One hunk that removes every line of `before` and adds every line of `after`, as createTwoFilesPatch formats it. */
+function wholeReplacement(path: string, before: string, after: string): string {
+  const side = (text: string, sign: '-' | '+'): string[] => {
+    if (text === '') return [];
+    const lines = text.split('\n');
+    // '' when the text ends with a newline; else its last line, which has none.
+    const last = lines.pop()!;
+    const out = lines.map((line) => sign + line);
+    if (last !== '') out.push(sign + last, '\\ No newline at end of file');
+    return out;
+  };
+  const removed = side(before, '-');
+  const added = side(after, '+');
+  const count = (lines: string[]) => lines.filter((l) => !l.startsWith('\\')).length;
+  const range = (n: number) => `${n === 0 ? 0 : 1},${n}`;
+  const header = [`Index: ${path}`, '='.repeat(67), `--- ${path}`, `+++ ${path}`];
+  const hunk = removed.length + added.length === 0 ? [] : [`@@ -${range(count(removed))} +${range(count(added))} @@`, ...removed, ...added];
+  return `${[...header, ...hunk].join('\n')}\n`;
+}
+
+/** Edits times the text's length that one edit_file may search through (12 edits of a 10 MiB file, 1,300 of 100 KiB). */
+const EDIT_MAX_WORK = 128 * 1024 * 1024;
+
 /** How often edit_file reads again after another writer changed the file between its read and its commit. */
 const EDIT_ATTEMPTS = 5;
 
@@ -76,8 +114,13 @@ export const editFileTool = defineTool({
         throw new AppError('PRECONDITION_FAILED', `${read.path} does not have the expected bytes`, { details: { currentSha256: read.sha256 } });
       }
       const before = read.bytes.toString('utf8');
+      // Each edit searches the whole text twice (it must occur exactly once), on the gateway's
+      // one thread: 10,000 edits of a 1 MB file took a minute, with every other request waiting.
+      if (edits.length * before.length > EDIT_MAX_WORK) {
+        throw errors.invalidArgument(`edits: ${edits.length} edits of a file of ${before.length} characters are more than one edit_file takes; send fewer at a time`, 'edits');
+      }
       const after = applyEdits(before, edits);
-      const diff = createTwoFilesPatch(read.path, read.path, before, after, undefined, undefined, { context: 3 });
+      const diff = unifiedDiff(read.path, before, after);
       const text = `\`\`\`diff\n${diff}\`\`\`\n`;
       if (dryRun) {
         return { text, structured: { path: read.path, size: read.bytes.length, mimeType: read.mimeType, sha256: read.sha256, revision: read.revision, diff, dryRun } };
