@@ -180,6 +180,23 @@ describe('mcp hostile — sessions', () => {
   }, 60_000);
 });
 
+describe('mcp hostile — subscriptions', () => {
+  it('mcp hostile — a session holds at most 1,000 subscriptions (they were kept without end): one more → -32602; the same again, or after an unsubscribe, is fine', async () => {
+    const u = await stack.user();
+    const sid = await open(u);
+    const subscribe = (i: number, method = 'resources/subscribe') => ({ jsonrpc: '2.0', id: i, method, params: { uri: `workspace:///files/s/${i}` } });
+    for (let from = 0; from < 1_000; from += 100) {
+      const batch = await send(u, sid, Array.from({ length: 100 }, (_, i) => subscribe(from + i)));
+      expect((batch.body as { result?: unknown }[]).every((r) => r.result !== undefined), JSON.stringify(batch.body).slice(0, 300)).toBe(true);
+    }
+    expect((await send(u, sid, subscribe(1_000))).body.error).toMatchObject({ code: -32602 });
+    expect((await send(u, sid, subscribe(999))).body.result).toEqual({});
+    expect((await send(u, sid, subscribe(0, 'resources/unsubscribe'))).body.result).toEqual({});
+    expect((await send(u, sid, subscribe(1_000))).body.result).toEqual({});
+    expect(await redis.scard(`mcp:{${sid}}:subs`)).toBe(1_000);
+  });
+});
+
 describe('mcp hostile — params', () => {
   it('mcp hostile — params that break a method\'s schema → -32602 in our words, never -32603', async () => {
     const u = await stack.user();

@@ -18,7 +18,7 @@ import { describeTool, errorResult, successResult } from './tool-result.js';
 import { TOOLS } from './tools/index.js';
 import type { ToolContext } from './tools/tool.js';
 import { FILE_TEMPLATE, listResources, pathParam, readResource, resourceError } from './resources.js';
-import type { McpSession, SessionStore } from './sessions.redis.js';
+import { MAX_SUBSCRIPTIONS, type McpSession, type SessionStore } from './sessions.redis.js';
 
 export const SERVER_INFO = { name: 'workspace', title: 'Workspace', version: '1.0.0' };
 
@@ -86,7 +86,9 @@ export function buildServer(sc: ServerContext): Server {
     // The path rules apply (the path need not exist); the feed's position is the whole workspace's.
     await guard(() => ctx.files.getChangesCursor({ path }, ctx.call));
     await sc.sessions.initCursor(session.id, await sc.startCursor());
-    await sc.sessions.subscribe(session.id, path);
+    if (!(await sc.sessions.subscribe(session.id, path))) {
+      throw new McpError(ErrorCode.InvalidParams, `a session holds at most ${MAX_SUBSCRIPTIONS} subscriptions: unsubscribe from one first`);
+    }
     return {};
   });
   server.setRequestHandler(methodOf(UnsubscribeRequestSchema), async (raw) => {

@@ -17,6 +17,18 @@ export interface McpSession {
 export const SESSION_TTL_S = 24 * 3600;
 
 /**
+ * Subscriptions one session may hold: the GET stream reads them all back for every batch of
+ * changes and matches each change against each, so a client may not grow them without end.
+ */
+export const MAX_SUBSCRIPTIONS = 1_000;
+
+/** KEYS: the subscriptions; ARGV: the path, the most a session holds, the lifetime. 1 when subscribed (or already), 0 when full. */
+const SUBSCRIBE = `if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 and redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1`;
+
+/**
  * KEYS: the session and its other keys; ARGV: the lifetime in seconds. The session (JSON), its
  * keys' lifetimes renewed; nil when there is none.
  */
@@ -68,11 +80,10 @@ export class SessionStore {
     await this.run(() => this.redis.del(...this.keys(id)));
   }
 
-  async subscribe(id: string, path: string): Promise<void> {
-    await this.run(async () => {
-      await this.redis.sadd(this.key(id, 'subs'), path);
-      await this.redis.expire(this.key(id, 'subs'), SESSION_TTL_S);
-    });
+  /** False when the session holds MAX_SUBSCRIPTIONS others already. */
+  async subscribe(id: string, path: string): Promise<boolean> {
+    const done = await this.run(() => this.redis.eval(SUBSCRIBE, 1, this.key(id, 'subs'), path, String(MAX_SUBSCRIPTIONS), String(SESSION_TTL_S)));
+    return done === 1;
   }
 
   async unsubscribe(id: string, path: string): Promise<void> {
