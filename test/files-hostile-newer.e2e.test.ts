@@ -149,3 +149,23 @@ describe('folders and changes — hostile', () => {
     expectError(await other.request('GET', `/v1/agent/files/changes?cursor=${q(cursor)}`), 400, 'INVALID_ARGUMENT', 'cursor');
   });
 });
+
+describe('rewind — what stands in the way', () => {
+  it('folders created since where a file of then was go, and the file comes back (counted); a folder of then is left alone', async () => {
+    const u = await stack.user();
+    await put(stack, u, '/files/w/x.txt', 'then');
+    expect((await u.request('POST', '/v1/agent/files/directories', { path: '/files/w/kept' })).status).toBe(201);
+    const ck = await u.request('POST', '/v1/agent/files/checkpoints', { path: '/files/w' });
+    expect((await u.request('DELETE', `/v1/agent/files?path=${q('/files/w/x.txt')}`)).status).toBe(200);
+    expect((await u.request('POST', '/v1/agent/files/directories', { path: '/files/w/x.txt/inner/deeper' })).status).toBe(201);
+    const res = await u.request('POST', '/v1/agent/files/rewind', { path: '/files/w', to: ck.body.checkpointId });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body, 'the file of then is back, not skipped').toMatchObject({ restored: 1, removed: 0, unchanged: 0 });
+    expect((await u.request('GET', `/v1/agent/files/read?path=${q('/files/w/x.txt')}`)).body.content).toBe('then');
+    const listed = await u.request('GET', `/v1/agent/files?path=${q('/files/w')}&recursive=true&includeStats=false`);
+    expect(listed.body.entries).toEqual([
+      { path: '/files/w/kept', name: 'kept', type: 'directory' },
+      { path: '/files/w/x.txt', name: 'x.txt', type: 'file' },
+    ]);
+  });
+});

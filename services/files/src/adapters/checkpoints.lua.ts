@@ -172,6 +172,23 @@ local function again(v)
   return size .. '|' .. NOW .. '|' .. sha .. '|' .. key .. '|' .. nextRev()
 end
 
+-- Removes the folders at p when they hold no file (explicit ones, docs/api/files.md#folders,
+-- created since a time when p was a file), so that the file of then can come back there.
+-- → whether p is free now.
+local function clearFolders(p)
+  local lo, hi = '[' .. p .. '/', '(' .. p .. '0'
+  local members = redis.call('ZRANGEBYLEX', Z, lo, hi)
+  for _, m in ipairs(members) do
+    local _, v = decode(m)
+    if v then return false end
+  end
+  for _, m in ipairs(members) do redis.call('DEL', children((decode(m)))) end
+  redis.call('ZREMRANGEBYLEX', Z, lo, hi)
+  redis.call('DEL', children(p))
+  detach(p, nil)
+  return true
+end
+
 -- Stores a file at a path that holds none (nothing in the way).
 local function place(p, v)
   redis.call('HSET', E, p, v)
@@ -257,12 +274,13 @@ for _, f in ipairs(now) do
   end
   wanted[p] = nil
 end
--- What is left was missing: back at its path (parents first, in byte order).
+-- What is left was missing: back at its path (parents first, in byte order). The files that
+-- were not there then are gone by now, so a directory in the way holds only folders made since.
 local missing = {}
 for p in pairs(wanted) do missing[#missing + 1] = p end
 table.sort(missing)
 for _, p in ipairs(missing) do
-  if not isdir(p) and not fileAbove(p) then
+  if (not isdir(p) or clearFolders(p)) and not fileAbove(p) then
     place(p, again(wanted[p]))
     restored = restored + 1
   end
