@@ -45,6 +45,19 @@ describe('search matcher', () => {
     expect(() => compileQuery('a'.repeat(1001), false, false)).toThrow(expect.objectContaining({ details: { field: 'q' } }));
   });
 
+  it('search matcher — a pattern too large a program for linear time to be quick is 400 on q; every literal q and everyday patterns compile', () => {
+    // ~160,000 instructions: one 1 MiB file took the files service minutes to match.
+    for (const q of ['[^\\n]{0,999}'.repeat(80) + 'z', '[^\\n]{0,999}z', '(a{0,100}){0,100}']) {
+      expect(() => compileQuery(q, true, false), q.slice(0, 30)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', details: { field: 'q' } }));
+    }
+    for (const caseSensitive of [true, false]) {
+      for (const q of ['aé😀K'.repeat(250), 'x'.repeat(1000)]) expect(() => compileQuery(q, false, caseSensitive)).not.toThrow();
+      for (const q of ['func\\s+\\w+\\(', '\\b(TODO|FIXME|XXX)\\b.*', '[A-Za-z_][A-Za-z0-9_]{0,63}', '.{0,200}', 'https?://[^\\s"]+']) {
+        expect(() => compileQuery(q, true, caseSensitive), q).not.toThrow();
+      }
+    }
+  });
+
   it('search matcher — the same matches as a line-by-line scan, for random texts and patterns', () => {
     const text = fc.array(fc.constantFrom('a', 'b', 'A', 'é', 'É', '😀', ' ', '\n', 'k', '\u212A'), { maxLength: 80 }).map((c) => c.join(''));
     const pattern = fc.constantFrom('a', 'ab', 'a+b', '[ab]', '^a', 'b$', 'a.b', '(ab|ba)', 'b*', 'é+', 'k', 'K', '\\bab', 'a{2,3}', '😀.');

@@ -6,6 +6,13 @@ import { requiredLiterals } from './query-literals.js';
 export const MAX_QUERY_CHARS = 1_000;
 /** A match's `text` is its line cut to this many characters (code points). */
 export const MAX_LINE_CHARS = 500;
+/**
+ * The most instructions a compiled `q` may have (docs/api/files.md#search). RE2's time is linear
+ * in the text but grows with the program: counted repetitions (`[^\n]{0,999}` eighty times is
+ * ~160,000 instructions) made one 1 MiB file hold the service for minutes. Any literal `q`
+ * (1,000 characters: ~1,000 instructions, in any case) fits.
+ */
+export const MAX_PATTERN_INSTRUCTIONS = 1_100;
 
 /** One occurrence in a file: 1-based line, 1-based column in code points, the line's text (cut). */
 export interface LineMatch {
@@ -40,6 +47,9 @@ export function compileQuery(q: string, regex: boolean, caseSensitive: boolean):
   } catch (err) {
     const why = err instanceof Error ? err.message : 'invalid pattern';
     throw errors.invalidArgument(`q is not a pattern RE2 accepts: ${why}`, 'q');
+  }
+  if (re.programSize() > MAX_PATTERN_INSTRUCTIONS) {
+    throw errors.invalidArgument(`q compiles to ${re.programSize()} RE2 instructions, more than ${MAX_PATTERN_INSTRUCTIONS}: use smaller repetition counts`, 'q');
   }
   const literals = regex ? requiredLiterals(q) : [q];
   // A flag group may turn case folding on for part of the pattern: then only ASCII trigrams hold.
