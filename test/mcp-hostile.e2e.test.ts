@@ -8,10 +8,13 @@ import { startStack, type ApiUser, type Stack } from './support/stack.js';
  * /v1/mcp against a broken or malicious client, sent by hand: what the SDK client never sends.
  * A stack of its own, so that its gateway's logs and memory are this suite's alone.
  */
+const BURST = 2_000;
 let stack: Stack;
 let redis: RedisClient;
 beforeAll(async () => {
-  stack = await startStack();
+  // The default refill (the test kit's is unlimited), with a bucket large enough for the suite's
+  // batches of 100 (the rate limit test empties it on purpose).
+  stack = await startStack({ gatewayEnv: { RATE_LIMIT_PER_SECOND: '50', RATE_LIMIT_BURST: String(BURST) } });
   const infra = inject('infra');
   redis = createRedis({ url: infra.redisUrl, cluster: infra.redisCluster ?? false, name: 'mcp-hostile-e2e' });
 });
@@ -195,6 +198,35 @@ describe('mcp hostile — subscriptions', () => {
     expect((await send(u, sid, subscribe(1_000))).body.result).toEqual({});
     expect(await redis.scard(`mcp:{${sid}}:subs`)).toBe(1_000);
   });
+});
+
+describe('mcp hostile — rate limit', () => {
+  it('mcp hostile — a batch draws from the rate limit once per request it holds (100 tool calls cost one): beyond the bucket 429 RATE_LIMITED', async () => {
+    const u = await stack.user();
+    const sid = await open(u);
+    const batch = Array.from({ length: 100 }, (_, i) => ({ ...call('list_projects', {}), id: i }));
+    const post = () => mcpPost(stack.url, batch, { authorization: `Bearer ${u.token}`, 'mcp-session-id': sid });
+    const started = Date.now();
+    const first = await post();
+    expect(first.status).toBe(200);
+    expect(((await first.json()) as unknown[]).length).toBe(100);
+    // The session's initialize and this batch: 101 requests, less what refilled (50 a second) meanwhile.
+    const refilled = Math.ceil(((Date.now() - started) / 1000) * 50) + 1;
+    expect(Number(first.headers.get('ratelimit-remaining'))).toBeLessThanOrEqual(BURST - 101 + refilled);
+    let refusal: globalThis.Response | undefined;
+    for (let i = 0; i < 40 && !refusal; i++) {
+      const res = await post();
+      if (res.status === 429) {
+        refusal = res;
+      } else {
+        expect(res.status).toBe(200);
+        await res.arrayBuffer();
+      }
+    }
+    expect(refusal, 'no batch was refused').toBeDefined();
+    expect(refusal!.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    expect(await refusal!.json()).toMatchObject({ error: { code: 'RATE_LIMITED' } });
+  }, 120_000);
 });
 
 describe('mcp hostile — params', () => {

@@ -154,7 +154,7 @@ export function createApp(deps: GatewayDeps) {
   if (deps.tus) app.options(TUS_PATH, tusDiscovery(deps.tus.maxBytes));
   if (deps.mcp) {
     const { clients, store, logger, corsOrigins = [], links, limits } = deps;
-    app.use(mcpRouter({ ...deps.mcp, clients, store, logger, authenticate, corsOrigins, publicUrl: links?.publicUrl, uploads: limits?.uploads, idleTimeoutMs: deps.uploadIdleTimeoutMs }));
+    app.use(mcpRouter({ ...deps.mcp, clients, store, logger, authenticate, corsOrigins, publicUrl: links?.publicUrl, uploads: limits?.uploads, rate: limits?.rate, idleTimeoutMs: deps.uploadIdleTimeoutMs }));
   }
   app.use(mountRoutes(routes, authenticate, guardsOf(deps.limits, deps.logger)));
   app.use((req, _res, next) => next(new AppError('ROUTE_NOT_FOUND', `no route for ${req.method} ${req.path}`)));

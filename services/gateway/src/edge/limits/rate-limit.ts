@@ -73,12 +73,12 @@ export class RateLimiter {
     });
   }
 
-  /** Takes one token from `key`'s bucket. Redis unreachable or too slow → UNAVAILABLE (503). */
-  async consume(key: string): Promise<RateDecision> {
+  /** Takes `points` tokens (one request each) from `key`'s bucket. Redis unreachable or too slow → UNAVAILABLE (503). */
+  async consume(key: string, points = 1): Promise<RateDecision> {
     let res: RateLimiterRes;
     let allowed = true;
     try {
-      res = await withTimeout(this.#limiter.consume(key), this.#timeoutMs);
+      res = await withTimeout(this.#limiter.consume(key, points), this.#timeoutMs);
     } catch (err) {
       if (!(err instanceof RateLimiterRes)) throw errors.unavailable('the rate limiter', err);
       res = err;

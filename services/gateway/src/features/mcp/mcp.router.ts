@@ -7,6 +7,7 @@ import type { Clients } from '../../clients.js';
 import { hasLoneSurrogate } from '../../api/schemas.js';
 import { JsonTextGuard } from '../../edge/json-guard.js';
 import { requestIdOf, userOf } from '../../edge/request-context.js';
+import { applyDecision, userBucket, type RateLimiter } from '../../edge/limits/rate-limit.js';
 import type { UploadSlots } from '../../edge/limits/upload-slots.js';
 import { IdleTimer } from '../../transfer/idle-timer.js';
 import type { ObjectStore } from '../../transfer/object-store.js';
@@ -33,6 +34,8 @@ export interface McpDeps {
   /** The app's authentication chain: the token, the user's rate limit, Home. */
   authenticate: RequestHandler[];
   uploads?: UploadSlots | undefined;
+  /** The user's rate limit, which a batch draws from once more for each request beyond the first; absent: none applies. */
+  rate?: RateLimiter | undefined;
   /** A message body that sends nothing for this long is cut (UPLOAD_IDLE_TIMEOUT_MS, as an upload's); unset: 30 s. */
   idleTimeoutMs?: number | undefined;
   /** PUBLIC_URL; unset: the scheme and host each request came to. */
@@ -129,6 +132,10 @@ export function mcpRouter(deps: McpDeps): Router {
     if (init && JSON.stringify([init.params.clientInfo, init.params.capabilities]).length > MAX_CLIENT_FACTS) {
       return rpcError(res, 400, -32602, `Invalid params: clientInfo and capabilities may take at most ${MAX_CLIENT_FACTS / 1024} KiB as JSON`);
     }
+    // Authentication drew one request from the user's rate limit: a batch is as many as it holds,
+    // else 100 tool calls would cost one (every tool call draws from it, as an HTTP request does).
+    const beyondFirst = messages.filter((m) => isJSONRPCRequest(m)).length - 1;
+    if (beyondFirst > 0 && deps.rate) applyDecision(res, await deps.rate.consume(userBucket(userOf(res)), beyondFirst));
     const ctx = toolContext(req, res);
     let session: McpSession | undefined;
     if (init) {
