@@ -148,6 +148,12 @@ describe('mcp hostile — sessions', () => {
     refused(await send(u, undefined, notification), 400, -32600);
     refused(await send(u, undefined, bare), 400, -32600);
     expect(await sessionsOf(u.sub)).toEqual([]);
+    // Bad params, in a session or not: the SDK's own handler answered -32603 with zod's text.
+    const sid = await open(u);
+    for (const params of [{ ...INIT.params, protocolVersion: 5 }, { protocolVersion: '2025-06-18' }, null]) {
+      for (const session of [sid, undefined]) refused(await send(u, session, { ...INIT, params }), 400, -32602);
+    }
+    expect(await sessionsOf(u.sub)).toEqual([sid]);
   });
 
   it('mcp hostile — clientInfo of 10 MB → 400 -32602 and no session (it would be kept in Redis for a day and read back by every request)', async () => {

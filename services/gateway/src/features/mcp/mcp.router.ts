@@ -129,6 +129,10 @@ export function mcpRouter(deps: McpDeps): Router {
     // would refuse (in a batch, without an id or `jsonrpc`) must not leave a session behind.
     const init = messages.find((m) => isInitializeRequest(m));
     if (init && (messages.length > 1 || !isJSONRPCRequest(init))) return rpcError(res, 400, -32600, 'Invalid Request: initialize must be a JSON-RPC request sent alone');
+    // One that is not an initialize request would reach the SDK's own handler, which answers bad params as an internal error.
+    if (!init && messages.some((m) => (m as { method?: unknown } | null)?.method === 'initialize')) {
+      return rpcError(res, 400, -32602, 'Invalid params: initialize needs protocolVersion, capabilities and clientInfo (name, version)');
+    }
     if (init && JSON.stringify([init.params.clientInfo, init.params.capabilities]).length > MAX_CLIENT_FACTS) {
       return rpcError(res, 400, -32602, `Invalid params: clientInfo and capabilities may take at most ${MAX_CLIENT_FACTS / 1024} KiB as JSON`);
     }
