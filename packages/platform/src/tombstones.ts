@@ -1,4 +1,5 @@
 import type { RedisClient } from './redis.js';
+import { luaScript } from './lua.js';
 
 /**
  * Tombstones that expire: a sorted set of members scored by when their tombstone ends (ms, by
@@ -21,14 +22,14 @@ end
  * Adds (or renews) `member`'s tombstone for `ttlMs`, trims the expired ones, and keeps the set
  * alive until its newest entry expires. KEYS: the set. ARGV: member, ttlMs.
  */
-const TOMBSTONE = `
+const TOMBSTONE = luaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now))
 redis.call('ZADD', KEYS[1], string.format('%.0f', now + ttl), ARGV[1])
 if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
-return 1`;
+return 1`);
 
 /** Idempotent: a repeat (a redelivered event) only renews the tombstone. */
 export async function tombstone(redis: RedisClient, key: string, member: string, ttlMs: number): Promise<void> {

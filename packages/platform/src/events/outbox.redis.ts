@@ -1,14 +1,15 @@
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis.js';
 import type { WorkspaceEvent } from './schemas.js';
+import { luaScript } from '../lua.js';
 
 /** Removes a pending marker only if nobody re-registered it since it was read, and it is old. */
-const RELEASE_SCRIPT = `
+const RELEASE_SCRIPT = luaScript(`
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if score and score == ARGV[2] and tonumber(score) < tonumber(ARGV[3]) then
   return redis.call('ZREM', KEYS[1], ARGV[1])
 end
-return 0`;
+return 0`, { allowOom: true });
 
 /** How long a registration of a tag stands for this process's later writes: well under the relay's grace period. */
 const REREGISTER_MS = 10_000;

@@ -8,6 +8,7 @@
  * KEYS: 1 Agent hash, 2 config set, 3 aliases hash, 4 history hash, 5 pins hash.
  * A routed alias (docs/api/agents.md#rollout) counts as one pin of each config it routes to.
  */
+import { luaScript } from '@workspace/platform';
 
 /** Helpers shared by the scripts: the configs a record pins, and whether two routings are equal. */
 const HELPERS = `
@@ -49,7 +50,7 @@ end`;
  * → {'created'|'moved', record JSON} | {'precondition', current or ''} | {'quota', used}
  *   | {'agent-gone'} | {'config-gone', config id}
  */
-export const PUT_ALIAS = `${HELPERS}
+export const PUT_ALIAS = luaScript(`${HELPERS}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'agent-gone'} end
 local raw = redis.call('HGET', KEYS[3], ARGV[1])
 local rec = nil
@@ -97,14 +98,14 @@ local out = cjson.encode(rec)
 redis.call('HSET', KEYS[3], ARGV[1], out)
 if history then redis.call('HSET', KEYS[4], ARGV[1], cjson.encode(history)) end
 redis.call('HINCRBY', KEYS[1], 'aliasRev', 1)
-return {status, out}`;
+return {status, out}`);
 
 /** KEYS as PUT_ALIAS. ARGV: 1 alias. → 1 when it was deleted, 0 when there was none. */
-export const DELETE_ALIAS = `${HELPERS}
+export const DELETE_ALIAS = luaScript(`${HELPERS}
 local raw = redis.call('HGET', KEYS[3], ARGV[1])
 if not raw then return 0 end
 unpin(cjson.decode(raw), ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
 redis.call('HINCRBY', KEYS[1], 'aliasRev', 1)
-return 1`;
+return 1`);

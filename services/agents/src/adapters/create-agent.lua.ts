@@ -1,3 +1,5 @@
+import { luaScript } from '@workspace/platform';
+
 /**
  * Creates an Agent in one step (every key carries the user's hash tag: one Cluster slot).
  *
@@ -11,7 +13,7 @@
  * {0, used} when the user has MAX_AGENTS already (nothing written), else {1, used + 1}.
  * The earlier Agent is looked up by a key built from ARGV[7]: it shares the slot of KEYS.
  */
-export const CREATE_AGENT = `
+export const CREATE_AGENT = luaScript(`
 if #KEYS == 6 then
   local earlier = redis.call('GET', KEYS[6])
   if earlier and redis.call('EXISTS', ARGV[7] .. earlier) == 1 then return {2, earlier} end
@@ -32,4 +34,4 @@ if #ARGV > 8 + n then
   redis.call('RPUSH', KEYS[5], unpack(events))
 end
 if #KEYS == 6 then redis.call('SET', KEYS[6], ARGV[5], 'PX', ARGV[6]) end
-return {1, used + 1}`;
+return {1, used + 1}`);

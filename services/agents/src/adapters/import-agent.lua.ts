@@ -1,3 +1,5 @@
+import { luaScript } from '@workspace/platform';
+
 /**
  * Writes an imported Agent in one step (docs/api/agents.md#import): every config, the aliases with
  * their pins and history, the Agent hash and index entry, and the outbox events, after the quota
@@ -12,7 +14,7 @@
  *       record JSON, history JSON, the config ids it pins separated by spaces); then the outbox entries.
  * → {2, agentId} (the key's earlier Agent), {0, used} (quota), or {1, used + 1}.
  */
-export const IMPORT_AGENT = `
+export const IMPORT_AGENT = luaScript(`
 if ARGV[6] == '1' then
   local earlier = redis.call('GET', KEYS[8])
   if earlier and redis.call('EXISTS', ARGV[5] .. earlier) == 1 then return {2, earlier} end
@@ -49,4 +51,4 @@ if #ARGV >= i then
   redis.call('RPUSH', KEYS[4], unpack(events))
 end
 if ARGV[6] == '1' then redis.call('SET', KEYS[8], ARGV[3], 'PX', ARGV[4]) end
-return {1, used + 1}`;
+return {1, used + 1}`);

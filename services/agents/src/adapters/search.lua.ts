@@ -1,3 +1,5 @@
+import { luaScript } from '@workspace/platform';
+
 /**
  * The `q` index (see search-index.ts) in Lua, so that every change of it happens in the same
  * atomic step as the change of the Agent it reflects (EVAL inside the write's MULTI).
@@ -13,7 +15,7 @@
  * Agent not indexed changes nothing either: the search's coverage check sends it to the
  * backfill. mode `drop`: the Agent leaves every set named (its delete).
  */
-export const INDEX_SYNC = `
+export const INDEX_SYNC = luaScript(`
 local id = ARGV[1]
 if ARGV[3] == 'drop' then
   for i = 3, #KEYS do redis.call('SREM', KEYS[i], id) end
@@ -27,7 +29,7 @@ local nAdd = tonumber(ARGV[2])
 for i = 3, 2 + nAdd do redis.call('SADD', KEYS[i], id) end
 for i = 3 + nAdd, #KEYS do redis.call('SREM', KEYS[i], id) end
 redis.call('SADD', KEYS[2], id)
-return 1`;
+return 1`);
 
 /**
  * SEARCH — the Agents matching `q`: `<createdAt>|<agentId>` of each, unordered; nil when the
@@ -38,7 +40,7 @@ return 1`;
  * A candidate matches when its normalized name or description contains q (plain bytes: for
  * UTF-8 text that is the same as code points), as docs/api/agents.md#list-and-search says.
  */
-export const SEARCH = `
+export const SEARCH = luaScript(`
 if redis.call('ZCARD', KEYS[1]) ~= redis.call('SCARD', KEYS[2]) then return false end
 local q = ARGV[1]
 local out = {}
@@ -53,15 +55,15 @@ if #KEYS > 2 then
 else
   for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do check(string.match(m, '[^|]*$')) end
 end
-return out`;
+return out`, { readOnly: true });
 
 /**
  * PRUNE — drops from the set of indexed ids (KEYS[1]) those of ARGV[2..] whose hash (prefix
  * ARGV[1]) is gone. Their trigram entries stay behind: a search skips ids without a hash.
  */
-export const PRUNE = `
+export const PRUNE = luaScript(`
 local n = 0
 for i = 2, #ARGV do
   if redis.call('EXISTS', ARGV[1] .. ARGV[i]) == 0 then n = n + redis.call('SREM', KEYS[1], ARGV[i]) end
 end
-return n`;
+return n`);

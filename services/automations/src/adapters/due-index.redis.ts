@@ -1,4 +1,4 @@
-import type { RedisClient } from '@workspace/platform';
+import { luaScript, type RedisClient } from '@workspace/platform';
 import type { DueIndex, DueRun } from '../domain/ports.js';
 import { dueKeys } from './keys.js';
 
@@ -12,7 +12,7 @@ import { dueKeys } from './keys.js';
  * KEYS: index, runs, inflight. ARGV: leaseMs, limit.
  * Returns [lease, now, id, "dueAt:firstClaimAt", runJson, id, …].
  */
-const CLAIM = `
+const CLAIM = luaScript(`
 local t = redis.call('TIME')
 local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local now = string.format('%.0f', ms)
@@ -36,7 +36,7 @@ for i = 1, #due, 2 do
     redis.call('HDEL', KEYS[3], due[i])
   end
 end
-return out`;
+return out`);
 
 /**
  * Compare-and-set on one entry, only while it still holds the claim's lease ARGV[2]: moves it to
@@ -45,7 +45,7 @@ return out`;
  * lease ran out and was taken over, or a schedule deleted meanwhile, gets 0 and changes nothing.
  * KEYS: index, runs, inflight. ARGV: scheduleId, leaseUntil, next, keepInFlight.
  */
-const SETTLE = `
+const SETTLE = luaScript(`
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if (not score) or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
 if ARGV[3] == '' then
@@ -56,7 +56,7 @@ else
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
   if ARGV[4] ~= '1' then redis.call('HDEL', KEYS[3], ARGV[1]) end
 end
-return 1`;
+return 1`);
 
 /** What a due entry carries so that a run needs none of the user's keys (another slot). */
 export interface RunData {

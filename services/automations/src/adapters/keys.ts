@@ -1,4 +1,4 @@
-import { TOMBSTONED_LUA, userTag } from '@workspace/platform';
+import { luaScript, TOMBSTONED_LUA, userTag } from '@workspace/platform';
 import type { CreateOutcome } from '../domain/ports.js';
 
 /** The namespace of a deployment that sets none (its keys are the ones it always had). */
@@ -65,14 +65,14 @@ export function triggerOwnerKey(triggerId: string, namespace = DEFAULT_NAMESPACE
  * KEYS: record, Agent index, tombstones. ARGV: agentId, record JSON, createdAt (ms), id, max (0: none).
  * Returns {1, count} when stored, {0, 0} when the Agent is tombstoned, {-1, count} at the quota.
  */
-export const CREATE_UNLESS_DELETED = `${TOMBSTONED_LUA}
+export const CREATE_UNLESS_DELETED = luaScript(`${TOMBSTONED_LUA}
 if tombstoned(KEYS[3], ARGV[1]) then return {0, 0} end
 local count = redis.call('ZCARD', KEYS[2])
 local max = tonumber(ARGV[5])
 if max > 0 and count >= max then return {-1, count} end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
-return {1, count + 1}`;
+return {1, count + 1}`);
 
 /** CREATE_UNLESS_DELETED's reply as the domain's outcome. */
 export function createOutcome(reply: unknown): CreateOutcome {

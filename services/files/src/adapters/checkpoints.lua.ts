@@ -26,6 +26,7 @@
  * before T; a deletion there, or a move away from the path (or a folder above it) after that record,
  * means no file then.
  */
+import { luaScript } from '@workspace/platform';
 import { PRELUDE } from './index.lua.js';
 
 /** Helpers shared by the scripts below. ARGV[1..6] as every index script. */
@@ -201,17 +202,17 @@ end
  * Takes a checkpoint: ARGV[7] id, [8] path, [9] label, [10] the most checkpoints a user may have.
  * → {'OK', json} or {'FILE_NOT_FOUND', path} or {'CHECKPOINT_QUOTA', count, max}.
  */
-export const CREATE_CHECKPOINT = `${CK_PRELUDE}
+export const CREATE_CHECKPOINT = luaScript(`${CK_PRELUDE}
 local path = ARGV[8]
 if path ~= ROOT and redis.call('HEXISTS', E, path) == 0 and not isdir(path) then return { 'FILE_NOT_FOUND', path } end
 local meta, count = checkpoint(ARGV[7], path, ARGV[9], tonumber(ARGV[10]))
 if count == -1 then return { 'TREE_TOO_LARGE', path } end
 if not meta then return { 'CHECKPOINT_QUOTA', tostring(count), ARGV[10] } end
 return { 'OK', meta }
-`;
+`);
 
 /** Deletes a checkpoint, releasing what it held: ARGV[7] id. → {'OK'} or {'CHECKPOINT_NOT_FOUND', id}. */
-export const DELETE_CHECKPOINT = `${CK_PRELUDE}
+export const DELETE_CHECKPOINT = luaScript(`${CK_PRELUDE}
 local id = ARGV[7]
 if redis.call('HEXISTS', CKM, id) == 0 then return { 'CHECKPOINT_NOT_FOUND', id } end
 local all = redis.call('HGETALL', ckKey(id))
@@ -233,7 +234,7 @@ redis.call('DEL', ckKey(id))
 redis.call('HDEL', CKM, id)
 redis.call('ZREM', CKL, id)
 return { 'OK' }
-`;
+`);
 
 /**
  * Rewinds the tree at a path, in one step: ARGV[7] path, [8] 'ck'|'at', [9] checkpoint id or time
@@ -242,7 +243,7 @@ return { 'OK' }
  * comes before the first write, so a refusal changes nothing.
  * → {'OK', restored, removed, unchanged} or a refusal.
  */
-export const REWIND = `${CK_PRELUDE}
+export const REWIND = luaScript(`${CK_PRELUDE}
 local path = ARGV[7]
 if path ~= ROOT then
   local above = fileAbove(path)
@@ -288,7 +289,7 @@ end
 log('rewound', 'directory', path)
 emit(ARGV[13], 'file.rewound', path, { userId = ARGV[14], path = path, to = ARGV[15], checkpointId = ARGV[10], restored = restored, removed = removed, unchanged = unchanged })
 return { 'OK', restored, removed, unchanged }
-`;
+`);
 
 /**
  * Copies a tree as it was (a fork): ARGV[7] from, [8] to, [9] mode, [10] the uuid path, [11]
@@ -297,7 +298,7 @@ return { 'OK', restored, removed, unchanged }
  * a copy (index.lua.ts MOVE) hold, its conditions included.
  * → {'OK', to, kind} or a refusal.
  */
-export const FORK = `${CK_PRELUDE}
+export const FORK = luaScript(`${CK_PRELUDE}
 local from, to, mode = ARGV[7], ARGV[8], ARGV[9]
 local failed = precondition(from, ARGV[15]) or precondition(to, ARGV[16])
 if failed then return failed end
@@ -332,4 +333,4 @@ local data = { userId = ARGV[14], path = to, kind = kind }
 if v then data.size = tonumber(field(v, 1)); data.sha256 = field(v, 3) end
 emit(ARGV[13], 'file.created', to, data)
 return { 'OK', to, kind }
-`;
+`);

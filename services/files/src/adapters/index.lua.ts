@@ -51,6 +51,7 @@
  * to keep per path, a fresh revision id prefix (nextRev() appends a counter); its own
  * arguments follow. KEYS[1] = P e (routes the call), KEYS[2] = the user's outbox list.
  */
+import { luaScript } from '@workspace/platform';
 export const PRELUDE = `
 local P = ARGV[1]
 local NOW = tonumber(ARGV[2])
@@ -491,7 +492,7 @@ end
  * → {'OK', path, 'created'|'updated'} or {code, path, why} or {'QUOTA_EXCEEDED', used, quota}
  * or {'PRECONDITION_FAILED', current sha256 or ''}.
  */
-export const COMMIT = `${PRELUDE}
+export const COMMIT = luaScript(`${PRELUDE}
 local path, mode, v, upload = ARGV[7], ARGV[8], ARGV[10], ARGV[11]
 if upload ~= '' and redis.call('HEXISTS', P .. 'up', upload) == 0 then return { 'UPLOAD_GONE', path } end
 local failed = precondition(path, ARGV[15])
@@ -533,7 +534,7 @@ local t = old and 'updated' or 'created'
 log(t, 'file', path, nil, v)
 emit(ARGV[12], 'file.' .. t, path, { userId = ARGV[13], path = path, kind = 'file', size = tonumber(field(v, 1)), sha256 = field(v, 3) })
 return { 'OK', path, t }
-`;
+`);
 
 /**
  * The checks of a commit without the commit (an upload refused before its bytes are sent):
@@ -541,7 +542,7 @@ return { 'OK', path, t }
  * precondition (as COMMIT's).
  * → {'OK', 'free'|'file'|'directory'} or {code, path, why} or {'QUOTA_EXCEEDED', used, quota}.
  */
-export const PRECHECK = `${PRELUDE}
+export const PRECHECK = luaScript(`${PRELUDE}
 local path, mode = ARGV[7], ARGV[8]
 local failed = precondition(path, ARGV[10])
 if failed then return failed end
@@ -558,7 +559,7 @@ local quota = tonumber(ARGV[9])
 local taken = used() + reserved()
 if quota > 0 and taken >= quota then return { 'QUOTA_EXCEEDED', tostring(taken), ARGV[9] } end
 return { 'OK', file and 'file' or (dir and 'directory' or 'free') }
-`;
+`, { readOnly: true });
 
 /**
  * Reserves quota for uploads' bytes before they are sent to the store: ARGV[7] the byte quota
@@ -568,7 +569,7 @@ return { 'OK', file and 'file' or (dir and 'directory' or 'free') }
  * reservation into the file's bytes; an abort or expiry gives it back.
  * → {'OK'} or {'UPLOAD_GONE', id} or {'QUOTA_EXCEEDED', used, quota}.
  */
-export const RESERVE_UPLOAD = `${PRELUDE}
+export const RESERVE_UPLOAD = luaScript(`${PRELUDE}
 local quota = tonumber(ARGV[7])
 local held, grow = 0, 0
 for i = 8, #ARGV, 2 do
@@ -588,14 +589,14 @@ for i = 8, #ARGV, 2 do
   end
 end
 return { 'OK' }
-`;
+`);
 
 /**
  * Deletes a file, or a directory with all below it: ARGV[7] path, [8] '1' for recursive,
  * [9] event template, [10] user id, [11] If-Match (the file's sha256, '' for none). An explicit
  * folder that is empty goes without recursive. → {'OK', kind, files removed} or {code, path}.
  */
-export const DELETE = `${PRELUDE}
+export const DELETE = luaScript(`${PRELUDE}
 local path, recursive = ARGV[7], ARGV[8] == '1'
 local failed = precondition(path, ARGV[11])
 if failed then return failed end
@@ -630,7 +631,7 @@ detach(path, nil)
 log('deleted', 'directory', path)
 emit(ARGV[9], 'file.deleted', path, { userId = ARGV[10], path = path, kind = 'directory' })
 return { 'OK', 'directory', removed }
-`;
+`);
 
 /**
  * Moves or copies a file or a directory: ARGV[7] from, [8] to, [9] mode, [10] the uuid path,
@@ -641,7 +642,7 @@ return { 'OK', 'directory', removed }
  * The caller has checked that `to` is neither `from` nor below it.
  * → {'OK', to, kind} or {code, path, why} or {'PRECONDITION_FAILED', current sha256 or ''}.
  */
-export const MOVE = `${PRELUDE}
+export const MOVE = luaScript(`${PRELUDE}
 local from, to, mode, op = ARGV[7], ARGV[8], ARGV[9], ARGV[11]
 local failed = precondition(from, ARGV[14]) or precondition(to, ARGV[15])
 if failed then return failed end
@@ -750,7 +751,7 @@ else
   emit(ARGV[12], 'file.created', to, data)
 end
 return { 'OK', to, kind }
-`;
+`);
 
 /**
  * Creates a folder explicitly (docs/api/files.md#folders), with its missing parents: each gets
@@ -758,7 +759,7 @@ return { 'OK', to, kind }
  * A directory already there (implicit or not) is kept, and made explicit.
  * → {'OK', 'created'|'existed'} or {'PATH_CONFLICT', path, why}.
  */
-export const CREATE_DIRECTORY = `${PRELUDE}
+export const CREATE_DIRECTORY = luaScript(`${PRELUDE}
 local path = ARGV[7]
 if path == ROOT then return { 'OK', 'existed' } end
 local above = fileAbove(path)
@@ -780,26 +781,26 @@ for _, d in ipairs(missing) do redis.call('ZADD', children(d), 0, '') end
 log('created', 'directory', path)
 emit(ARGV[8], 'file.created', path, { userId = ARGV[9], path = path, kind = 'directory' })
 return { 'OK', 'created' }
-`;
+`);
 
 /**
  * Files by path (read only): ARGV[7…] paths. → for each: the entry, 'D' for a directory, '' for
  * nothing.
  */
-export const STAT = `${PRELUDE}
+export const STAT = luaScript(`${PRELUDE}
 local out = {}
 for i = 7, #ARGV do
   local v = redis.call('HGET', E, ARGV[i])
   out[#out + 1] = v or (isdir(ARGV[i]) and 'D' or '')
 end
 return out
-`;
+`, { readOnly: true });
 
 /**
  * Pins files as an Agent's knowledge: ARGV[7] agent id, [8…] paths. → {'OK', entry…} or
  * {code, index} (1-based) or {'AGENT_REMOVED'}.
  */
-export const PIN = `${PRELUDE}
+export const PIN = luaScript(`${PRELUDE}
 local agent = ARGV[7]
 if redis.call('SISMEMBER', P .. 'knx', agent) == 1 then return { 'AGENT_REMOVED' } end
 local out = { 'OK' }
@@ -813,37 +814,37 @@ for i = 2, #out do
   if redis.call('HSETNX', P .. 'kn:' .. agent, sha, key) == 1 then ref(key, field(out[i], 1), sha) end
 end
 return out
-`;
+`);
 
 /** Removes an Agent's knowledge for good: ARGV[7] agent id. → how many pins went. */
-export const UNPIN_AGENT = `${PRELUDE}
+export const UNPIN_AGENT = luaScript(`${PRELUDE}
 local agent = ARGV[7]
 redis.call('SADD', P .. 'knx', agent)
 local pins = redis.call('HGETALL', P .. 'kn:' .. agent)
 for i = 2, #pins, 2 do unref(pins[i]) end
 redis.call('DEL', P .. 'kn:' .. agent)
 return #pins / 2
-`;
+`);
 
 /**
  * Imports one file of the old layout, unless its path is taken or blocked (idempotent):
  * ARGV[7] path, [8] entry. → 1 when imported.
  */
-export const IMPORT = `${PRELUDE}
+export const IMPORT = luaScript(`${PRELUDE}
 local path, v = ARGV[7], ARGV[8]
 if redis.call('HEXISTS', E, path) == 1 or isdir(path) or fileAbove(path) then return 0 end
 store(path, nil, v)
 ref(field(v, 4), field(v, 1), field(v, 3))
 written(path, nil, v)
 return 1
-`;
+`);
 
 /** Imports one knowledge copy of the old layout: ARGV[7] agent id, [8] sha256, [9] object key, [10] its bytes. */
-export const IMPORT_PIN = `${PRELUDE}
+export const IMPORT_PIN = luaScript(`${PRELUDE}
 if redis.call('SISMEMBER', P .. 'knx', ARGV[7]) == 1 then return 0 end
 if redis.call('HSETNX', P .. 'kn:' .. ARGV[7], ARGV[8], ARGV[9]) == 1 then ref(ARGV[9], ARGV[10], ARGV[8]) return 1 end
 return 0
-`;
+`);
 
 /**
  * Claims an upload that will not be committed (abort, expiry): ARGV[7] upload id. Its object
@@ -851,18 +852,18 @@ return 0
  * also bytes a late PUT or a late multipart completion writes within the grace period.
  * → its record, or false when another caller claimed it or it was committed.
  */
-export const CLAIM_UPLOAD = `${PRELUDE}
+export const CLAIM_UPLOAD = luaScript(`${PRELUDE}
 local record = forget(ARGV[7])
 if not record then return false end
 redis.call('ZADD', G, NOW, cjson.decode(record).key)
 return record
-`;
+`);
 
 /**
  * Claims unreferenced objects whose grace has passed: ARGV[7] cutoff (ms), [8] max count.
  * → the keys, each now the caller's alone to delete.
  */
-export const CLAIM_GARBAGE = `${PRELUDE}
+export const CLAIM_GARBAGE = luaScript(`${PRELUDE}
 local keys = redis.call('ZRANGEBYSCORE', G, '-inf', ARGV[7], 'LIMIT', 0, tonumber(ARGV[8]))
 local out = {}
 for _, key in ipairs(keys) do
@@ -873,16 +874,16 @@ for _, key in ipairs(keys) do
   end
 end
 return out
-`;
+`, { allowOom: true });
 
 /**
  * Keeps an upload pending (a later expiry, its record updated): ARGV[7] id, [8] record,
  * [9] expiry. → 1, or 0 when it is gone (expired and claimed, or committed).
  */
-export const TOUCH_UPLOAD = `${PRELUDE}
+export const TOUCH_UPLOAD = luaScript(`${PRELUDE}
 if not redis.call('ZSCORE', P .. 'upx', ARGV[7]) then return 0 end
 redis.call('ZADD', P .. 'upx', ARGV[9], ARGV[7])
 redis.call('HSET', P .. 'up', ARGV[7], ARGV[8])
 return 1
-`;
+`);
 

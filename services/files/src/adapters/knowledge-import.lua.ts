@@ -1,3 +1,4 @@
+import { luaScript } from '@workspace/platform';
 import { PRELUDE } from './index.lua.js';
 
 /**
@@ -10,7 +11,7 @@ import { PRELUDE } from './index.lua.js';
  * dropped (its bytes queued as garbage).
  * → {'OK'} | {'GONE', index (1-based)} | {'UNRESERVED', index (1-based)} | {'AGENT_REMOVED'}
  */
-export const PIN_STAGED = `${PRELUDE}
+export const PIN_STAGED = luaScript(`${PRELUDE}
 local agent = ARGV[7]
 if redis.call('SISMEMBER', P .. 'knx', agent) == 1 then return { 'AGENT_REMOVED' } end
 local records = {}
@@ -40,4 +41,4 @@ for n, record in ipairs(records) do
   end
 end
 return { 'OK' }
-`;
+`);

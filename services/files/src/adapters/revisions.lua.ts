@@ -4,21 +4,22 @@
  * layout (see index.lua.ts): histories `P h:<path>`, `P hx`, `P ho`, the trash `P t`, usage `P sz`
  * / `P used`.
  */
+import { luaScript } from '@workspace/platform';
 import { PRELUDE } from './index.lua.js';
 
 /**
  * The content of one revision of a path (read only): ARGV[7] path, [8] revision.
  * → its entry (size|mtime|sha256|key|revision), or false.
  */
-export const REVISION = `${PRELUDE}
+export const REVISION = luaScript(`${PRELUDE}
 return revisionAt(ARGV[7], ARGV[8]) or false
-`;
+`, { readOnly: true });
 
 /**
  * The trash at or below a path (read only): ARGV[7] path, [8] '1' for anywhere below it
  * (else directly in it). → path, its deletion record, path, record, … in byte order.
  */
-export const TRASH = `${PRELUDE}
+export const TRASH = luaScript(`${PRELUDE}
 local path, recursive = ARGV[7], ARGV[8] == '1'
 local cut = #path + 2
 local out = {}
@@ -29,7 +30,7 @@ for _, p in ipairs(redis.call('ZRANGEBYLEX', T, '[' .. path .. '/', '(' .. path 
   end
 end
 return out
-`;
+`, { readOnly: true });
 
 /**
  * Makes a revision's bytes the file at a path again, whether a file is there or it was deleted
@@ -37,7 +38,7 @@ return out
  * on the file at the path now (its sha256, '' for none).
  * → {'OK', path, 'created'|'updated', entry} or {code, path, why}.
  */
-export const RESTORE = `${PRELUDE}
+export const RESTORE = luaScript(`${PRELUDE}
 local path = ARGV[7]
 local content = revisionAt(path, ARGV[8])
 if not content then return { 'REVISION_NOT_FOUND', ARGV[8] } end
@@ -57,7 +58,7 @@ local t = old and 'updated' or 'created'
 log(t, 'file', path, nil, v)
 emit(ARGV[9], 'file.' .. t, path, { userId = ARGV[10], path = path, kind = 'file', size = tonumber(size), sha256 = sha })
 return { 'OK', path, t, v }
-`;
+`);
 
 /**
  * Restores every file in the trash at or below a path to its last content, in one step (the
@@ -69,7 +70,7 @@ return { 'OK', path, t, v }
  * file at the path ('' for none).
  * → {'OK', files restored, kind} or {code, path, why}.
  */
-export const RESTORE_TREE = `${PRELUDE}
+export const RESTORE_TREE = luaScript(`${PRELUDE}
 local path = ARGV[7]
 local failed = precondition(path, ARGV[10])
 if failed then return failed end
@@ -157,7 +158,7 @@ local data = { userId = ARGV[9], path = path, kind = kind }
 if v then data.size = tonumber(field(v, 1)); data.sha256 = field(v, 3) end
 emit(ARGV[8], 'file.created', path, data)
 return { 'OK', restored, kind }
-`;
+`);
 
 /**
  * Deletes for good (docs/api/files.md#permanent-delete): the file at a path, or with recursive
@@ -168,7 +169,7 @@ return { 'OK', restored, kind }
  * recursive.
  * → {'OK', 'file'|'directory'|'history', files removed} or {code, path}.
  */
-export const PURGE = `${PRELUDE}
+export const PURGE = luaScript(`${PRELUDE}
 local path, recursive = ARGV[7], ARGV[8] == '1'
 local failed = precondition(path, ARGV[11])
 if failed then return failed end
@@ -218,7 +219,7 @@ if not dir then return { 'OK', 'history', 0 } end
 log('deleted', 'directory', path)
 emit(ARGV[9], 'file.deleted', path, { userId = ARGV[10], path = path, kind = 'directory' })
 return { 'OK', 'directory', removed }
-`;
+`, { allowOom: true });
 
 /**
  * Retention by age (docs/api/files.md#retention, FILE_REVISION_DAYS): drops the records that
@@ -229,7 +230,7 @@ return { 'OK', 'directory', removed }
  * ARGV[7] cutoff (ms), [8] most paths to look at.
  * → {records dropped, the earliest path's score ('' for none), 1 when paths are left to look at}.
  */
-export const RETAIN = `${PRELUDE}
+export const RETAIN = luaScript(`${PRELUDE}
 local cutoff, budget = tonumber(ARGV[7]), tonumber(ARGV[8])
 -- Moves older than the cutoff no longer decide anything.
 redis.call('ZREMRANGEBYSCORE', MV, '-inf', cutoff)
@@ -284,9 +285,9 @@ for _, p in ipairs(paths) do
 end
 local first = redis.call('ZRANGE', HO, 0, 0, 'WITHSCORES')
 return { dropped, first[2] or '', #paths == budget and 1 or 0 }
-`;
+`);
 
 /** The user's usage (read only). → {files, bytes of every referenced object, each once}. */
-export const USAGE = `${PRELUDE}
+export const USAGE = luaScript(`${PRELUDE}
 return { redis.call('HLEN', E), used() }
-`;
+`, { readOnly: true });

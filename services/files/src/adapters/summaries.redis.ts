@@ -1,4 +1,4 @@
-import type { RedisClient } from '@workspace/platform';
+import { luaScript, type RedisClient } from '@workspace/platform';
 import type { ContentSummaries } from '../domain/ports.js';
 import type { IndexKeys } from './index.redis.js';
 
@@ -7,9 +7,9 @@ import type { IndexKeys } from './index.redis.js';
  * the bytes of a file deleted meanwhile leaves nothing behind. The sweeper's garbage claim
  * (CLAIM_GARBAGE) drops the summary of every object it deletes.
  */
-const PUT = `
+const PUT = luaScript(`
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) return 1 end
-return 0`;
+return 0`);
 
 /** Content summaries in the user's index (`P tri`: object key → summary), beside the entries. */
 export class RedisContentSummaries implements ContentSummaries {

@@ -1,18 +1,18 @@
-import type { Logger, RedisClient } from '@workspace/platform';
+import { luaScript, type Logger, type RedisClient } from '@workspace/platform';
 import type { BlobStore } from '../domain/ports.js';
 import type { RedisFileIndex } from './index.redis.js';
 
 /** Drops a user's marker only if nobody registered it again since it was read, and it is old. */
-const RELEASE = `
+const RELEASE = luaScript(`
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if score and score == ARGV[2] and tonumber(score) < tonumber(ARGV[3]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
-return 0`;
+return 0`, { allowOom: true });
 
 /** Sets a user's next retention time, unless a write made it earlier since it was read. */
-const RESCHEDULE = `
+const RESCHEDULE = luaScript(`
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if score and score == ARGV[2] then return redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1]) end
-return 0`;
+return 0`);
 
 /** Markers younger than this are kept: any write that registered one has finished by then. */
 const MARKER_GRACE_MS = 60_000;

@@ -1,32 +1,32 @@
-import { conflictRetry, createEvent, type RedisClient, type RedisOutbox, userTag, type WorkspaceEvent } from '@workspace/platform';
+import { conflictRetry, createEvent, luaScript, type RedisClient, type RedisOutbox, userTag, type WorkspaceEvent } from '@workspace/platform';
 import type { ProjectRecord, ProjectRepo } from '../domain/ports.js';
 
 const EVENT_SOURCE = '/workspace/projects';
 
 /** KEYS: projects hash, outbox list. ARGV: field, record, event. Creates unless taken. */
-const INSERT_SCRIPT = `
+const INSERT_SCRIPT = luaScript(`
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
   redis.call('RPUSH', KEYS[2], ARGV[3])
   return 1
 end
-return 0`;
+return 0`);
 
 /** KEYS: projects hash, outbox list. ARGV: field, value read, new value, event. Compare-and-set. */
-const CAS_SCRIPT = `
+const CAS_SCRIPT = luaScript(`
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
   redis.call('RPUSH', KEYS[2], ARGV[4])
   return 1
 end
-return 0`;
+return 0`);
 
 /** KEYS: projects hash, outbox list. ARGV: field, event. */
-const REMOVE_SCRIPT = `
+const REMOVE_SCRIPT = luaScript(`
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then
   redis.call('RPUSH', KEYS[2], ARGV[2])
   return 1
 end
-return 0`;
+return 0`);
 
 /** A compare-and-set that lost to another writer reads again, after a short jittered wait, up to 20 times. */
 const conflicts = conflictRetry({ maxAttempts: 20, maxDelayMs: 50, store: 'the project store' });

@@ -1,4 +1,4 @@
-import { EVENT_MAX_AGE_MS, tombstone, TOMBSTONED_LUA, userTag, type RedisClient } from '@workspace/platform';
+import { EVENT_MAX_AGE_MS, luaScript, type RedisClient, tombstone, TOMBSTONED_LUA, userTag } from '@workspace/platform';
 import type { ThreadRepo, ThreadSummary } from '../domain/ports.js';
 
 /**
@@ -6,11 +6,11 @@ import type { ThreadRepo, ThreadSummary } from '../domain/ports.js';
  * durables (chats.created, agents.deleted), so a creation may arrive after the deletion.
  * KEYS: threads hash, agent index set, tombstone set. ARGV: chatId, summary JSON, agentId, member.
  */
-const ADD_SCRIPT = `${TOMBSTONED_LUA}
+const ADD_SCRIPT = luaScript(`${TOMBSTONED_LUA}
 if tombstoned(KEYS[3], ARGV[3]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[4])
-return 1`;
+return 1`);
 
 /**
  * Per user (one hash tag, so the scripts run on Redis Cluster): `threads:{u}:<project key>`

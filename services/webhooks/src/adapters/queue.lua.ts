@@ -2,9 +2,10 @@
  * The delivery queue's scripts. KEYS are always due, jobs, claims (then done keys); every key
  * shares the `{deliveries}` tag.
  */
+import { luaScript } from '@workspace/platform';
 
 /** ARGV: dueAt, then id, json pairs; KEYS[4..]: the done key of each id in order. Returns how many were added. */
-export const ENQUEUE = `
+export const ENQUEUE = luaScript(`
 local added = 0
 for i = 2, #ARGV, 2 do
   local id = ARGV[i]
@@ -14,13 +15,13 @@ for i = 2, #ARGV, 2 do
     added = added + 1
   end
 end
-return added`;
+return added`);
 
 /**
  * ARGV: now, leaseMs, limit, token prefix. Takes due deliveries, moves each to the lease's end,
  * records the claim's token. Returns id, token, json triples.
  */
-export const CLAIM = `
+export const CLAIM = luaScript(`
 local now = tonumber(ARGV[1])
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
 local out = {}
@@ -38,21 +39,21 @@ for i, id in ipairs(ids) do
     redis.call('HDEL', KEYS[3], id)
   end
 end
-return out`;
+return out`);
 
 /** ARGV: id, token, json, dueAt. Puts a claimed delivery back (if the claim still holds). */
-export const RESCHEDULE = `
+export const RESCHEDULE = luaScript(`
 if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
-return 1`;
+return 1`);
 
 /** KEYS[4]: the done key. ARGV: id, token, done TTL (s). Removes a claimed delivery for good. */
-export const COMPLETE = `
+export const COMPLETE = luaScript(`
 if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('SET', KEYS[4], '1', 'EX', tonumber(ARGV[3]))
-return 1`;
+return 1`);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RedisClient } from '@workspace/platform';
+import { luaScript, type RedisClient } from '@workspace/platform';
 
 /** A response as replayed to a repeat of its request. */
 export interface StoredResponse {
@@ -20,10 +20,16 @@ export type Begin =
   | { kind: 'pending'; fingerprint: string };
 
 /** Only the holder of the pending record may extend, complete or drop it (its value is the proof). */
-const IF_HELD = (action: string) => `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n${action}\nreturn 1`;
-const EXTEND = IF_HELD(`redis.call('PEXPIRE', KEYS[1], ARGV[2])`);
-const COMPLETE = IF_HELD(`redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])`);
-const DROP = IF_HELD(`redis.call('DEL', KEYS[1])`);
+const IF_HELD = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end`;
+const EXTEND = luaScript(`${IF_HELD}
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`);
+const COMPLETE = luaScript(`${IF_HELD}
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1`);
+const DROP = luaScript(`${IF_HELD}
+redis.call('DEL', KEYS[1])
+return 1`, { allowOom: true });
 
 /** The pending record of a request this replica runs: kept alive while it runs, then completed or dropped. */
 export class IdempotencyLock {

@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { AppError, errors, tenantKey, type RedisClient } from '@workspace/platform';
+import { AppError, errors, luaScript, tenantKey, type RedisClient } from '@workspace/platform';
 import { withTimeout } from './timeout.js';
 
 export interface RateLimitOptions {
@@ -37,7 +37,7 @@ export interface RateDecision {
  */
 export function tokenBucketScript(perSecond: number, burst: number): string {
   const interval = 1000 / perSecond;
-  return `
+  return luaScript(`
 local interval = ${interval}
 local burst = ${burst}
 local t = redis.call('TIME')
@@ -49,7 +49,7 @@ local allowAt = next - burst * interval
 if allowAt > now then return {burst + 1, math.ceil(allowAt - now)} end
 redis.call('SET', KEYS[1], string.format('%.3f', next), 'PX', math.max(1, math.ceil(next - now)))
 local remaining = math.floor((now + burst * interval - next) / interval + 1e-6)
-return {burst - remaining, math.ceil(next - now)}`;
+return {burst - remaining, math.ceil(next - now)}`);
 }
 
 const REDIS_TIMEOUT_MS = 2_000;

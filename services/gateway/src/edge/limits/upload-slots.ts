@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { AppError, errors, userTag, type Logger, type RedisClient } from '@workspace/platform';
+import { AppError, errors, type Logger, luaScript, type RedisClient, userTag } from '@workspace/platform';
 import { withTimeout } from './timeout.js';
 import { userOf } from '../request-context.js';
 
@@ -19,21 +19,21 @@ export interface UploadSlotsOptions {
  * user holds `max` already. KEYS: the user's sorted set (upload id → lease end, ms, Redis' clock).
  * ARGV: upload id, lease (ms), max. Returns 1 when taken, 0 when full.
  */
-const ACQUIRE = `
+const ACQUIRE = luaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1`;
+return 1`);
 
 /** Moves a held slot's lease end forward (only if it is still held). Same KEYS and ARGV. */
-const RENEW = `
+const RENEW = luaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 1`;
+return 1`);
 
 /**
  * MAX_CONCURRENT_UPLOADS (docs/api/conventions.md#concurrent-uploads) as leases in one Redis sorted

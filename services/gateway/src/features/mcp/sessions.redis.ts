@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { errors, type RedisClient } from '@workspace/platform';
+import { errors, luaScript, type RedisClient } from '@workspace/platform';
 
 /** What a session remembers between requests, whichever replica serves them. */
 export interface McpSession {
@@ -23,19 +23,28 @@ export const SESSION_TTL_S = 24 * 3600;
 export const MAX_SUBSCRIPTIONS = 1_000;
 
 /** KEYS: the subscriptions; ARGV: the path, the most a session holds, the lifetime. 1 when subscribed (or already), 0 when full. */
-const SUBSCRIBE = `if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 and redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+const SUBSCRIBE = luaScript(`if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 and redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
 redis.call('SADD', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
-return 1`;
+return 1`);
 
 /**
  * KEYS: the session and its other keys; ARGV: the lifetime in seconds. The session (JSON), its
  * keys' lifetimes renewed; nil when there is none.
  */
-const GET_AND_RENEW = `local raw = redis.call('GET', KEYS[1])
+const GET_AND_RENEW = luaScript(`local raw = redis.call('GET', KEYS[1])
 if not raw then return false end
 for i = 1, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[1]) end
-return raw`;
+return raw`);
+
+/** KEYS: the cursor, the stream owner; ARGV: owner, from, to, lifetime. 1 when moved. */
+const ADVANCE = luaScript(`if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[1], ARGV[3], 'EX', ARGV[4])
+return 1`);
+
+/** KEYS: the stream owner; ARGV: the owner. Drops it only when it is still that owner. */
+const RELEASE_STREAM = luaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1`, { allowOom: true });
 
 /**
  * Sessions of the MCP endpoint in the Redis every gateway replica shares (docs/api/mcp.md#sessions):
@@ -111,10 +120,7 @@ export class SessionStore {
   async advance(id: string, owner: string, from: string, to: string): Promise<boolean> {
     const done = await this.run(() =>
       this.redis.eval(
-        `if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-         if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 0 end
-         redis.call('SET', KEYS[1], ARGV[3], 'EX', ARGV[4])
-         return 1`,
+        ADVANCE,
         2,
         this.key(id, 'cursor'),
         this.key(id, 'stream'),
@@ -137,7 +143,7 @@ export class SessionStore {
   }
 
   async releaseStream(id: string, owner: string): Promise<void> {
-    await this.run(() => this.redis.eval(`if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1`, 1, this.key(id, 'stream'), owner));
+    await this.run(() => this.redis.eval(RELEASE_STREAM, 1, this.key(id, 'stream'), owner));
   }
 
   private async run<T>(op: () => Promise<T>): Promise<T> {

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { ERRORS, type Lock, type Locker, type RequestRelease } from '@tus/utils';
-import type { RedisClient } from '@workspace/platform';
+import { luaScript, type RedisClient } from '@workspace/platform';
 
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+const RELEASE = luaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, { allowOom: true });
+const RENEW = luaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`);
 
 /**
  * tus's per-upload lock across every gateway replica: SET NX with a lease, renewed while held,
