@@ -170,7 +170,7 @@ end
 local function again(v)
   local size, _, sha, key = entryOf(v)
   ref(key, size, sha)
-  return size .. '|' .. NOW .. '|' .. sha .. '|' .. key .. '|' .. nextRev()
+  return size .. '|' .. NOWS .. '|' .. sha .. '|' .. key .. '|' .. nextRev()
 end
 
 -- Removes the folders at p when they hold no file (explicit ones, docs/api/files.md#folders,

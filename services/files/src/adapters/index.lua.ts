@@ -55,6 +55,8 @@ import { luaScript } from '@workspace/platform';
 export const PRELUDE = `
 local P = ARGV[1]
 local NOW = tonumber(ARGV[2])
+-- NOW as Lua writes it into a string (once: formatting a number is a printf each time).
+local NOWS = tostring(NOW)
 local KEEP_COUNT = tonumber(ARGV[3])
 local KEEP_MS = tonumber(ARGV[4])
 local KEEP_REVS = tonumber(ARGV[5])
@@ -193,7 +195,7 @@ local function attachMany(files)
       kids[parent] = k
       parents[#parents + 1] = parent
     end
-    k[#k + 1] = 0
+    k[#k + 1] = '0'
     k[#k + 1] = m
   end
   -- Makes sure directory d is linked, and its parents up to the first that exists.
@@ -201,7 +203,7 @@ local function attachMany(files)
     while known[d] == nil do
       known[d] = true
       if d == ROOT or redis.call('EXISTS', children(d)) == 1 then return end
-      linked[#linked + 1] = 0
+      linked[#linked + 1] = '0'
       linked[#linked + 1] = d
       local parent, name = split(d)
       into(parent, name)
@@ -210,7 +212,7 @@ local function attachMany(files)
   end
   for _, f in ipairs(files) do
     local p, v = f[1], f[2]
-    linked[#linked + 1] = 0
+    linked[#linked + 1] = '0'
     linked[#linked + 1] = member(p, v)
     local parent, name = split(p)
     into(parent, member(name, v))
@@ -317,13 +319,13 @@ local function forget(upload)
   redis.call('ZREM', P .. 'upx', upload)
   release(upload)
   local r = cjson.decode(record)
-  if r.tail then redis.call('ZADD', G, NOW, r.key .. '.t0', NOW, r.key .. '.t1') end
+  if r.tail then redis.call('ZADD', G, NOWS, r.key .. '.t0', NOWS, r.key .. '.t1') end
   return record
 end
 
 -- Appends a change; history older than KEEP_MS is trimmed, but never below KEEP_COUNT changes.
 local function log(t, kind, path, from, v)
-  local args = { 'XADD', L, '*', 't', t, 'k', kind, 'p', path, 'at', NOW }
+  local args = { 'XADD', L, '*', 't', t, 'k', kind, 'p', path, 'at', NOWS }
   if from then args[#args + 1] = 'f'; args[#args + 1] = from end
   if v then
     args[#args + 1] = 's'; args[#args + 1] = field(v, 1)
@@ -362,16 +364,41 @@ local function recordOf(r)
 end
 local function contentRecord(v)
   local size, mtime, sha, key, rev = entryOf(v)
-  return rev .. '|0|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOW .. '|'
+  return rev .. '|0|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOWS .. '|'
 end
 
--- The sorted-set work of many writes to histories (which paths have one, since when, which left
--- the trash), gathered by push() and written() and done by flush() in a few calls: a tree of N
--- files costs N list pushes and a few bulk calls, not 4 N calls.
+-- The work of many writes to histories that need not wait for each write: which paths have one,
+-- since when, which left the trash, and the references the records take to their objects. push()
+-- and written() gather it, flush() does it in a few calls: a tree of N files costs N list pushes
+-- and a few bulk calls, not 5 N calls; files that share their bytes (copies) share one count.
 local function batch()
-  return { hx = {}, ho = {}, t = {}, trash = {} }
+  return { hx = {}, ho = {}, t = {}, trash = {}, refs = {}, keys = {}, dropped = {} }
+end
+-- The references a batch took, counted in two calls per BULK_STEP objects (HMGET, HSET) instead of
+-- one HINCRBY per record; an object nothing referenced yet gets ref()'s bookkeeping. Then what
+-- the trimming released: after the references, so no object it shares with them drops to zero.
+local function flushRefs(b)
+  local keys = b.keys
+  for i = 1, #keys, BULK_STEP do
+    local chunk = {}
+    for j = i, math.min(i + BULK_STEP - 1, #keys) do chunk[#chunk + 1] = keys[j] end
+    local counts = redis.call('HMGET', R, unpack(chunk))
+    local set = { 'HSET', R }
+    for j, key in ipairs(chunk) do
+      local took, count = b.refs[key], tonumber(counts[j])
+      if count then
+        set[#set + 1] = key
+        set[#set + 1] = count + took.n
+      else
+        ref(key, took.size, took.sha, took.n)
+      end
+    end
+    if #set > 2 then redis.call(unpack(set)) end
+  end
+  for _, key in ipairs(b.dropped) do unref(key) end
 end
 local function flush(b)
+  flushRefs(b)
   bulk({ 'ZADD', HX }, b.hx)
   bulk({ 'ZADD', HO, 'NX' }, b.ho)
   bulk({ 'ZREM', T }, b.t)
@@ -379,7 +406,7 @@ local function flush(b)
 end
 
 -- Pushes a record onto p's history with a reference to its bytes; records beyond KEEP_REVS go,
--- releasing theirs. With a batch \`b\`, its sorted-set work waits for flush(b). A caller that
+-- releasing theirs. With a batch \`b\`, the rest of the work waits for flush(b). A caller that
 -- has the record's object (key, size, sha256) at hand passes them, and the references it takes
 -- to that object itself (\`also\`), so that one call counts them all.
 local function push(p, r, b, key, size, sha, also)
@@ -387,13 +414,13 @@ local function push(p, r, b, key, size, sha, also)
   local n = redis.call('LPUSH', h, r)
   if n == 1 then
     if b then
-      b.hx[#b.hx + 1] = 0
+      b.hx[#b.hx + 1] = '0'
       b.hx[#b.hx + 1] = p
-      b.ho[#b.ho + 1] = NOW
+      b.ho[#b.ho + 1] = NOWS
       b.ho[#b.ho + 1] = p
     else
       redis.call('ZADD', HX, 0, p)
-      redis.call('ZADD', HO, 'NX', NOW, p)
+      redis.call('ZADD', HO, 'NX', NOWS, p)
     end
   end
   if not key then
@@ -401,9 +428,22 @@ local function push(p, r, b, key, size, sha, also)
     _, _, _, size, sha, key = recordOf(r)
   end
   local refs = 1 + (also or 0)
-  if refs ~= 0 then ref(key, size, sha, refs) end
+  if refs ~= 0 then
+    if b then
+      local took = b.refs[key]
+      if took then
+        took.n = took.n + refs
+      else
+        b.refs[key] = { n = refs, size = size, sha = sha }
+        b.keys[#b.keys + 1] = key
+      end
+    else
+      ref(key, size, sha, refs)
+    end
+  end
   while n > KEEP_REVS do
-    unref(field(redis.call('RPOP', h), 6))
+    local released = field(redis.call('RPOP', h), 6)
+    if b then b.dropped[#b.dropped + 1] = released else unref(released) end
     n = n - 1
   end
 end
@@ -427,9 +467,9 @@ end
 local function trashed(p, v, b)
   adopt(p, v)
   local size, mtime, sha, key, rev = entryOf(v)
-  push(p, nextRev() .. '|1|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOW .. '|' .. rev, b, key, size, sha, -1)
+  push(p, nextRev() .. '|1|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOWS .. '|' .. rev, b, key, size, sha, -1)
   if b then
-    b.trash[#b.trash + 1] = 0
+    b.trash[#b.trash + 1] = '0'
     b.trash[#b.trash + 1] = p
   else
     redis.call('ZADD', T, 0, p)
@@ -523,7 +563,7 @@ local quota = tonumber(ARGV[14])
 local others = used() + reserved() - (upload ~= '' and reservedBy(upload) or 0)
 if quota > 0 and others + (same and 0 or tonumber(size)) > quota then return { 'QUOTA_EXCEEDED', tostring(others), ARGV[14] } end
 if upload ~= '' then forget(upload) end
-if same then redis.call('ZADD', G, NOW, field(ARGV[10], 4)) end
+if same then redis.call('ZADD', G, NOWS, field(ARGV[10], 4)) end
 if old then unref(field(old, 4)) end
 written(path, old, v)
 store(path, old, v)
@@ -654,7 +694,7 @@ if not placed then return dst end
 to = placed
 local kind = src and 'file' or 'directory'
 if src then
-  local v = op == 'copy' and withRev(src, NOW, nextRev()) or withRev(src, nil, nextRev())
+  local v = op == 'copy' and withRev(src, NOWS, nextRev()) or withRev(src, nil, nextRev())
   if op == 'move' then
     redis.call('HDEL', E, from)
     detach(from, src)
@@ -686,8 +726,7 @@ else
         entries[#entries + 1] = target
         entries[#entries + 1] = moved
         -- written(target, nil, moved, b), with the fields at hand.
-        push(target, rev .. '|0|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOW .. '|', b, key, size, sha)
-        b.t[#b.t + 1] = target
+        push(target, rev .. '|0|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOWS .. '|', b, key, size, sha)
         local parent, name = split(target)
         local fix = fixes[parent]
         if not fix then
@@ -696,13 +735,13 @@ else
           parents[#parents + 1] = parent
         end
         fix.out[#fix.out + 1] = member(name, v)
-        fix.into[#fix.into + 1] = 0
+        fix.into[#fix.into + 1] = '0'
         fix.into[#fix.into + 1] = member(name, moved)
         v = moved
       else
         redis.call('RENAME', children(p), children(target))
       end
-      linked[#linked + 1] = 0
+      linked[#linked + 1] = '0'
       linked[#linked + 1] = member(target, v)
     end
     bulk({ 'HDEL', E }, gone)
@@ -713,6 +752,11 @@ else
     for _, parent in ipairs(parents) do
       bulk({ 'ZREM', children(parent) }, fixes[parent].out)
       bulk({ 'ZADD', children(parent) }, fixes[parent].into)
+    end
+    -- The paths that hold a file now leave the trash (as written() does); only a trash with
+    -- paths below \`to\` can hold any of them.
+    if redis.call('ZLEXCOUNT', T, '[' .. to .. '/', '(' .. to .. '0') > 0 then
+      for i = 1, #entries, 2 do b.t[#b.t + 1] = entries[i] end
     end
     flush(b)
     detach(from, nil)
@@ -726,7 +770,7 @@ else
       local parent, name = split(target)
       if v then
         ref(field(v, 4), field(v, 1), field(v, 3))
-        v = withRev(v, NOW, nextRev())
+        v = withRev(v, NOWS, nextRev())
         redis.call('HSET', E, target, v)
         written(target, nil, v)
       elseif explicit(p) then
@@ -855,7 +899,7 @@ return 0
 export const CLAIM_UPLOAD = luaScript(`${PRELUDE}
 local record = forget(ARGV[7])
 if not record then return false end
-redis.call('ZADD', G, NOW, cjson.decode(record).key)
+redis.call('ZADD', G, NOWS, cjson.decode(record).key)
 return record
 `);
 

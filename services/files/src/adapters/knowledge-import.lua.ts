@@ -31,13 +31,13 @@ for n, record in ipairs(records) do
   local key = record.key
   local same = redis.call('HGET', SK, sha)
   if same and redis.call('HGET', SZ, same) == size then
-    redis.call('ZADD', G, NOW, key)
+    redis.call('ZADD', G, NOWS, key)
     key = same
   end
   if redis.call('HSETNX', P .. 'kn:' .. agent, sha, key) == 1 then
     ref(key, size, sha)
   elseif key == record.key then
-    redis.call('ZADD', G, NOW, key)
+    redis.call('ZADD', G, NOWS, key)
   end
 end
 return { 'OK' }

@@ -49,7 +49,7 @@ if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory 
 local old = redis.call('HGET', E, path)
 if not old and isdir(path) then return { 'PATH_CONFLICT', path, 'a directory exists at this path' } end
 local size, _, sha, key = entryOf(content)
-local v = size .. '|' .. NOW .. '|' .. sha .. '|' .. key .. '|' .. nextRev()
+local v = size .. '|' .. NOWS .. '|' .. sha .. '|' .. key .. '|' .. nextRev()
 if old then unref(field(old, 4)) end
 written(path, old, v)
 store(path, old, v)
@@ -90,7 +90,8 @@ for _, p in ipairs(found) do
     blocked[parent] = above
   end
   if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
-  local _, deleted, _, size, sha, key, at = recordOf(redis.call('LINDEX', history(p), 0) or '')
+  -- recordOf()'s deleted, size, sha256, key and recordedAt (five strings made, not eight).
+  local deleted, size, sha, key, at = (redis.call('LINDEX', history(p), 0) or ''):match('^[^|]*|([^|]*)|[^|]*|([^|]*)|([^|]*)|([^|]*)|([^|]*)|')
   if deleted == '1' then items[#items + 1] = { p = p, at = tonumber(at), size = size, sha = sha, key = key } end
 end
 local function before(a, b)
@@ -137,17 +138,24 @@ for _, it in ipairs(items) do
   local p = it.p
   if free(p) then
     local rev = nextRev()
-    last = it.size .. '|' .. NOW .. '|' .. it.sha .. '|' .. it.key .. '|' .. rev
+    last = it.size .. '|' .. NOWS .. '|' .. it.sha .. '|' .. it.key .. '|' .. rev
     entries[#entries + 1] = p
     entries[#entries + 1] = last
     files[#files + 1] = { p, last }
     -- written(p, nil, last, b), with the fields at hand; the entry's reference counted with the record's.
-    push(p, rev .. '|0|' .. NOW .. '|' .. it.size .. '|' .. it.sha .. '|' .. it.key .. '|' .. NOW .. '|', b, it.key, it.size, it.sha, 1)
+    push(p, rev .. '|0|' .. NOWS .. '|' .. it.size .. '|' .. it.sha .. '|' .. it.key .. '|' .. NOWS .. '|', b, it.key, it.size, it.sha, 1)
     b.t[#b.t + 1] = p
     restored = restored + 1
   end
 end
 if restored == 0 then return { 'OK', 0, '' } end
+-- Every path found in the trash was restored (the undo of one recursive delete): they leave it
+-- in one range removal instead of one member at a time.
+if restored == #found then
+  redis.call('ZREMRANGEBYLEX', T, '[' .. path .. '/', '(' .. path .. '0')
+  redis.call('ZREM', T, path)
+  b.t = {}
+end
 bulk({ 'HSET', E }, entries)
 attachMany(files)
 flush(b)
