@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { isLuaScript, luaScript } from '@workspace/platform';
+import { luaScript } from '@workspace/platform';
 
 /**
  * Every Lua script the services send to Redis starts with Redis 7's shebang (luaScript() in
@@ -57,8 +57,6 @@ describe('Lua scripts', () => {
     expect(luaScript('return 1', { readOnly: true })).toBe('#!lua flags=no-writes\nreturn 1');
     expect(luaScript('return 1', { allowOom: true })).toBe('#!lua flags=allow-oom\nreturn 1');
     expect(luaScript('return 1', { readOnly: true, allowOom: true })).toBe('#!lua flags=no-writes,allow-oom\nreturn 1');
-    expect(isLuaScript(luaScript('return 1'))).toBe(true);
-    expect(isLuaScript('return 1')).toBe(false);
   });
 
   it('lua — every redis.call in the source is in a script built by luaScript() (or in a fragment only scripts start with)', () => {

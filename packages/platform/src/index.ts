@@ -27,4 +27,4 @@ export { defineService, runService, startService, type BackgroundTask, type Runn
 export { assertDurableRedis } from './runtime/redis-policy.js';
 export { tombstone, TOMBSTONED_LUA } from './tombstones.js';
 export { AesGcmSecretBox, type SecretBox } from './secret-box.js';
-export { isLuaScript, luaScript } from './lua.js';
+export { luaScript } from './lua.js';

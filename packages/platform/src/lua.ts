@@ -13,15 +13,11 @@
  * policy `noeviction`): with no flag it is refused whole (the caller answers 503), where one
  * without a shebang would run until its first growing write and stop there, half done.
  * - `readOnly` (`no-writes`): it only reads; it runs when Redis is full, and a write in it fails.
- * - `allowOom` (`allow-oom`): it frees more than it takes (a release, a permanent delete, the
- *   sweeper's claim), so it must run when Redis is full: that is how memory comes back.
+ * - `allowOom` (`allow-oom`): it takes no memory (a lease or a session's lifetime renewed) or
+ *   frees more than it takes (a release, a permanent delete, the sweeper's claim), so it runs
+ *   when Redis is full, as such a script ran before the shebang: that is how memory comes back.
  */
 export function luaScript(body: string, options: { readOnly?: boolean; allowOom?: boolean } = {}): string {
   const flags = [options.readOnly ? 'no-writes' : '', options.allowOom ? 'allow-oom' : ''].filter(Boolean);
   return `${flags.length ? `#!lua flags=${flags.join(',')}` : '#!lua'}\n${body}`;
-}
-
-/** Whether `script` starts with the shebang luaScript() writes. */
-export function isLuaScript(script: string): boolean {
-  return script.startsWith('#!lua\n') || script.startsWith('#!lua flags=');
 }

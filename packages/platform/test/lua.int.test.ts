@@ -53,7 +53,8 @@ describe('luaScript() on a full Redis', () => {
     await expect(redis.eval(luaScript("return redis.call('DEL', KEYS[1])", { readOnly: true }), 1, '{lua}lock')).rejects.toThrow(/Write commands are not allowed/);
   });
 
-  it('lua — allowOom runs: a release frees what it holds', async () => {
+  it('lua — allowOom runs: a renewal (no memory taken), and a release frees what it holds', async () => {
+    expect(await redis.eval(luaScript("return redis.call('PEXPIRE', KEYS[1], ARGV[1])", { allowOom: true }), 1, '{lua}lock', '60000')).toBe(1);
     const release = luaScript("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", { allowOom: true });
     expect(await redis.eval(release, 1, '{lua}lock', 'me')).toBe(1);
     expect(await redis.eval(luaScript("return redis.call('DEL', KEYS[1])", { allowOom: true }), 1, '{lua}big')).toBe(1);

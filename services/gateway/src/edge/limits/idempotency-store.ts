@@ -23,7 +23,7 @@ export type Begin =
 const IF_HELD = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end`;
 const EXTEND = luaScript(`${IF_HELD}
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1`);
+return 1`, { allowOom: true });
 const COMPLETE = luaScript(`${IF_HELD}
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1`);

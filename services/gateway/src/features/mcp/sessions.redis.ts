@@ -35,7 +35,7 @@ return 1`);
 const GET_AND_RENEW = luaScript(`local raw = redis.call('GET', KEYS[1])
 if not raw then return false end
 for i = 1, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[1]) end
-return raw`);
+return raw`, { allowOom: true });
 
 /** KEYS: the cursor, the stream owner; ARGV: owner, from, to, lifetime. 1 when moved. */
 const ADVANCE = luaScript(`if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end

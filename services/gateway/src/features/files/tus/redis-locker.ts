@@ -3,7 +3,7 @@ import { ERRORS, type Lock, type Locker, type RequestRelease } from '@tus/utils'
 import { luaScript, type RedisClient } from '@workspace/platform';
 
 const RELEASE = luaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, { allowOom: true });
-const RENEW = luaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`);
+const RENEW = luaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`, { allowOom: true });
 
 /**
  * tus's per-upload lock across every gateway replica: SET NX with a lease, renewed while held,
