@@ -74,6 +74,7 @@ function createContext(target, scale, tmp) {
   let transferFile;
   let baseline;
   let slowlog;
+  const cleanups = [];
   return {
     target,
     scale,
@@ -100,12 +101,15 @@ function createContext(target, scale, tmp) {
       })();
       return baseline;
     },
+    /** Runs `f` when the run ends (a floor process a scenario started, say), before the stack stops. */
+    onCleanup: (f) => cleanups.push(f),
     /** Redis's SLOWLOG (lib/redis-slowlog.mjs), or undefined. */
     slowlog() {
       slowlog ??= openSlowlog(target.redisUrl);
       return slowlog;
     },
     async cleanup() {
+      for (const f of cleanups.splice(0)) await f();
       await rm(tmp, { recursive: true, force: true });
       await (await slowlog)?.close();
       if (!baseline) return;

@@ -5,8 +5,12 @@ import { performance } from 'node:perf_hooks';
 import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
 import { expectStatus, median, pool, quantile, upload } from '../lib/http.mjs';
 import { distinctContents, treeOp } from '../lib/seed.mjs';
-import { addCpu, fmt, getJson, q, redisNote, redisTimed, stackPids } from './files-shared.mjs';
-import { listBaseline, overList, tree10k } from './files-tree.mjs';
+import { randomBytes } from 'node:crypto';
+import { addCpu, floorStep, fmt, getJson, q, redisNote, redisTimed, stackPids } from './files-shared.mjs';
+import { floorRound, floorSteps, listBaseline, overList, tree10k } from './files-tree.mjs';
+import { cpuPerUnit } from '../lib/cpu.mjs';
+
+const newCheckpointId = () => `ckp_${randomBytes(16).toString('hex')}`;
 
 /** Rounds stop after this long once one was measured. */
 const MAX_SECONDS = 60;
@@ -42,11 +46,16 @@ export async function checkpoint10k(ctx) {
   const first = await takeCheckpoint(user, root);
   await dropCheckpoint(user, first.id);
   if (first.files !== tree.files) throw new Error(`checkpoint of ${root}: ${first.files} files recorded (want ${tree.files})`);
+  const floor = await floorSteps(ctx);
   const m = await measuredRounds(ctx, ctx.scale.moveRounds, async () => {
     const meter = cpuMeter(stackPids(ctx));
     const c = await redisTimed(ctx, user, () => takeCheckpoint(user, root));
     const cpu = meter();
     await dropCheckpoint(user, c.id);
+    // The floor alternates with the system: the same script on the same tree, then its delete.
+    const id = newCheckpointId();
+    await floorRound(floor, [() => floorStep(ctx, 'checkpoint', user, { path: root, checkpointId: id })]);
+    if (floor.floor) await floorStep(ctx, 'uncheckpoint', user, { checkpointId: id });
     return { ...c, cpu };
   });
   const list = await listBaseline(ctx, tree);
@@ -55,11 +64,14 @@ export async function checkpoint10k(ctx) {
     value: m.p50,
     unit: 'ms',
     baseline: list.p50,
+    floor: floor.p50(),
     p50: m.p50,
     p99: m.p99,
+    cpu: { per: 'checkpoint', system: cpuPerUnit(m.cpu, m.times.length), ...floor.cpu() },
     notes:
       `POST /v1/agent/files/checkpoints of a folder of ${tree.files} files in ${tree.dirs} folders, ${m.times.length} times (each deleted after, not measured): ` +
-      `p50 ${fmt(m.p50)} ms, p99 ${fmt(m.p99)} ms, ${cpuPer(m.cpu, m.times.length, 'checkpoint')} (Redis's own not counted: the index works there).${redisNote(m.steps)} Baseline: the recursive listing of the same tree; ${vs.text}`,
+      `p50 ${fmt(m.p50)} ms, p99 ${fmt(m.p99)} ms, ${cpuPer(m.cpu, m.times.length, 'checkpoint')} (Redis's own not counted: the index works there).${redisNote(m.steps)} Baseline: the recursive listing of the same tree; ${vs.text}.` +
+      floor.note('the same checkpoint script sent by one bare process (bench/lib/floor-files.mjs), alternated', 'checkpoint'),
     metrics: { overList: vs.ratio },
   };
 }
@@ -108,6 +120,7 @@ export async function rewind10k(ctx) {
   const tree = await tree10k(ctx);
   const { user, root } = tree;
   const changes = [];
+  const floor = await floorSteps(ctx);
   const m = await measuredRounds(ctx, scale.rewindRounds, async (round) => {
     const before = await takeCheckpoint(user, root);
     const changed = await changeTree(ctx, tree, round, scale.treeChanges);
@@ -121,6 +134,15 @@ export async function rewind10k(ctx) {
     if (restored !== want.restored || removed !== want.removed || unchanged !== want.unchanged) {
       throw new Error(`rewind of ${4 * changed.per} changes: ${JSON.stringify({ restored, removed, unchanged })} (want ${JSON.stringify(want)})`);
     }
+    // The floor makes the same rewind: forward to the changed tree again (the undo checkpoint the
+    // system's rewind took; not measured), then back to before: the system's very diff.
+    const undo = [newCheckpointId(), newCheckpointId()];
+    await floorRound(
+      floor,
+      [() => floorStep(ctx, 'rewind', user, { path: root, to: before.id, checkpointId: undo[1] })],
+      [() => floorStep(ctx, 'rewind', user, { path: root, to: checkpointId, checkpointId: undo[0] })],
+    );
+    if (floor.floor) for (const id of undo) await floorStep(ctx, 'uncheckpoint', user, { checkpointId: id });
     await dropCheckpoint(user, before.id);
     await dropCheckpoint(user, checkpointId);
     return { ms: res.ms, redisMs: res.redisMs, cpu };
@@ -135,12 +157,15 @@ export async function rewind10k(ctx) {
     value: m.p50,
     unit: 'ms',
     baseline: list.p50,
+    floor: floor.p50(),
     p50: m.p50,
     p99: m.p99,
+    cpu: { per: 'rewind', system: cpuPerUnit(m.cpu, m.times.length), ...floor.cpu() },
     notes:
       `POST /v1/agent/files/rewind of a folder of ${tree.files} files in ${tree.dirs} folders to the checkpoint taken before ${4 * changes[0].per} changes ` +
       `(a quarter each: new bytes, new files, deletions, moves; made at ${scale.fileSeedConcurrency} concurrent in ${fmt(changeS)} s, not measured), ${m.times.length} rounds: ` +
-      `p50 ${fmt(m.p50)} ms, p99 ${fmt(m.p99)} ms (the checkpoint every rewind takes included), ${cpuPer(m.cpu, m.times.length, 'rewind')} (Redis's own not counted).${redisNote(m.steps)} Baseline: the recursive listing of the same tree; ${vs.text}`,
+      `p50 ${fmt(m.p50)} ms, p99 ${fmt(m.p99)} ms (the checkpoint every rewind takes included), ${cpuPer(m.cpu, m.times.length, 'rewind')} (Redis's own not counted).${redisNote(m.steps)} Baseline: the recursive listing of the same tree; ${vs.text}.` +
+      floor.note('the same rewind script sent by one bare process, on the same diff (the tree changed again by a rewind to the undo checkpoint, not measured, then rewound to the same checkpoint; bench/lib/floor-files.mjs)', 'rewind'),
     metrics: { overList: vs.ratio },
   };
 }

@@ -2,7 +2,8 @@
 // against the same page out of 10,000: equal times mean a page costs O(page), not O(tree).
 import { cpuPer } from '../lib/cpu.mjs';
 import { fileNames, seedTree } from '../lib/seed.mjs';
-import { fmt, getJson, measuredLoop, q } from './files-shared.mjs';
+import { floorListLoop, floorNote, fmt, getJson, measuredLoop, q } from './files-shared.mjs';
+import { cpuPerUnit } from '../lib/cpu.mjs';
 import { tree10k } from './files-tree.mjs';
 
 const MAX_SECONDS = 30;
@@ -29,6 +30,8 @@ const byteOrder = (a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b
 async function walk(ctx, user, root, limit) {
   const base = `${ctx.target.url}/v1/agent/files?path=${q(root)}&recursive=true&limit=${limit}`;
   const cursors = [];
+  // The path each cursor resumes after (the last of the page before it), for the floor.
+  const afters = [];
   let entries = 0;
   let disorder = 0;
   let last;
@@ -42,10 +45,11 @@ async function walk(ctx, user, root, limit) {
       last = e.path;
     }
     entries += page.length;
-    if (!body.hasMore) return { base, cursors, entries, disorder };
+    if (!body.hasMore) return { base, cursors, afters, entries, disorder };
     if (!body.cursor) throw new Error('a page with hasMore had no cursor');
     cursor = body.cursor;
     cursors.push(cursor);
+    afters.push(last);
   }
 }
 
@@ -57,12 +61,14 @@ async function pages(ctx, tree, label) {
   if (walked.entries !== want) ctx.problem('list-page-1000-of-100k', `${label}: the pages held ${walked.entries} entries (want ${want})`);
   if (walked.disorder) ctx.problem('list-page-1000-of-100k', `${label}: ${walked.disorder} entries out of byte order`);
   if (walked.cursors.length === 0) throw new Error(`${label}: one page only; make the tree larger than limit=${scale.pageLimit}`);
-  const middle = walked.cursors[Math.floor(walked.cursors.length / 2)];
+  const half = Math.floor(walked.cursors.length / 2);
+  const middle = walked.cursors[half];
   const headers = { authorization: `Bearer ${tree.user.token}` };
   const opts = { seconds: scale.latencyS, minSamples: Math.min(scale.latencyMinSamples, 20), maxSeconds: MAX_SECONDS };
   const mid = await measuredLoop(ctx, `${walked.base}&cursor=${q(middle)}`, headers, opts);
   const first = await measuredLoop(ctx, walked.base, headers, opts);
-  return { pages: walked.cursors.length + 1, entries: walked.entries, mid, first };
+  const floor = await floorListLoop(ctx, tree.user, { path: tree.root, recursive: true, limit: scale.pageLimit, after: walked.afters[half] }, opts);
+  return { pages: walked.cursors.length + 1, entries: walked.entries, mid, first, floor };
 }
 
 const loopNote = (r) => `p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms over ${r.samples}`;
@@ -77,12 +83,15 @@ export async function listPage(ctx) {
     value: b.mid.p50,
     unit: 'ms',
     baseline: s.mid.p50,
+    floor: b.floor?.p50 ?? null,
     p50: b.mid.p50,
     p99: b.mid.p99,
+    cpu: { per: 'request', system: cpuPerUnit(b.mid.cpu, b.mid.samples), ...(b.floor && { floor: cpuPerUnit(b.floor.cpu, b.floor.samples) }) },
     notes:
       `GET /v1/agent/files?recursive=true&limit=${scale.pageLimit}&cursor=… of ${big.files} files in ${big.dirs} folders (seeded: ${big.seed.how}), ` +
       `walked once: ${b.entries} entries in ${b.pages} pages. A page from the middle: ${loopNote(b.mid)}; ${cpuPer(b.mid.cpu, b.mid.samples, 'request')}; the first page: ${loopNote(b.first)}. ` +
       `Baseline: the page from the middle of ${small.files} files (${s.entries} entries in ${s.pages} pages): ${loopNote(s.mid)}; its first page: ${loopNote(s.first)} ` +
-      '(ratio ≈ 1: a page costs O(page))',
+      '(ratio ≈ 1: a page costs O(page)).' +
+      floorNote('the same page from the middle (one ZRANGEBYLEX with LIMIT from the path it resumes after, the same JSON entries) from one bare process (bench/lib/floor-files.mjs)', b.floor, b.floor?.samples, 'request'),
   };
 }

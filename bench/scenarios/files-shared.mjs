@@ -3,7 +3,8 @@
 import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import { MiB } from '../lib/config.mjs';
-import { cpuMeter } from '../lib/cpu.mjs';
+import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
+import { startFilesFloor } from '../lib/floor-files.mjs';
 import { httpRequest, latencyLoop, quantile } from '../lib/http.mjs';
 
 export const fmt = (n, digits = 1) => (n === null || n === undefined || Number.isNaN(n) ? 'n/a' : Number(n).toFixed(digits));
@@ -84,4 +85,34 @@ export function redisNote(steps) {
   const ms = steps.map((s) => s.redisMs).filter((m) => m !== undefined);
   if (ms.length === 0) return '';
   return ` Of which Redis ran the step's Lua for p50 ${fmt(quantile(ms, 0.5))} ms (its SLOWLOG: commands on this user's keys slower than 10 ms).`;
+}
+
+/**
+ * The files floor's listing of `path` as `user` (lib/floor-files.mjs: one ZRANGEBYLEX of the
+ * same set, the same JSON, from one bare process), timed like the system's:
+ * {samples, p50, p99, cpu: {floor, redis?}, bytes}, or undefined where there is no floor.
+ */
+export async function floorListLoop(ctx, user, { path, recursive = false, limit = 0, after = '' }, opts) {
+  const floor = await startFilesFloor(ctx);
+  if (!floor) return undefined;
+  const url = `${floor.url}/list/${encodeURIComponent(user.sub)}?path=${q(path)}&recursive=${recursive}${limit ? `&limit=${limit}` : ''}${after ? `&after=${q(after)}` : ''}`;
+  const probe = await httpRequest(url);
+  if (probe.status !== 200) throw new Error(`floor list ${path}: HTTP ${probe.status}`);
+  const meter = cpuMeter({ floor: floor.pid });
+  const loop = await latencyLoop(url, {}, opts);
+  return { ...loop, cpu: meter(), bytes: probe.bytes };
+}
+
+/** One step of the files floor (POST /<op>/:user with `body`) as `user`: {ms, body}; throws unless 200. */
+export async function floorStep(ctx, op, user, body) {
+  const floor = await startFilesFloor(ctx);
+  const res = await httpRequest(`${floor.url}/${op}/${encodeURIComponent(user.sub)}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (res.status !== 200) throw new Error(`floor ${op}: HTTP ${res.status} ${String(res.text).slice(0, 200)}`);
+  return { ms: res.ms, body: JSON.parse(res.text) };
+}
+
+/** "Floor: …" of a floor loop or steps, for the notes. */
+export function floorNote(what, loop, count, unit) {
+  if (!loop) return ' No floor: the bench cannot reach the stack\'s Redis (BENCH_URL without REDIS_URL, or a Redis Cluster).';
+  return ` Floor: ${what}, p50 ${fmt(loop.p50)} ms, p99 ${fmt(loop.p99)} ms over ${count}, ${cpuPer(loop.cpu, count, unit)}.`;
 }

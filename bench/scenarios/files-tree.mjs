@@ -2,11 +2,12 @@
 // (one folder uploaded, copies of it) and shared, with checkpoint-10k, rewind-10k
 // (files-checkpoints.mjs) and list-page-1000-of-100k too.
 import { performance } from 'node:perf_hooks';
-import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
+import { cpuMeter, cpuPer, cpuPerUnit } from '../lib/cpu.mjs';
 import { expectStatus, median, pool, quantile } from '../lib/http.mjs';
 import { putBuffer, timedList } from '../lib/s3.mjs';
 import { distinctContents, fileNames, seedTree, treeOp, uploadMany } from '../lib/seed.mjs';
-import { addCpu, fmt, getJson, measuredLoop, q, redisNote, redisTimed, stackPids, timedLoop } from './files-shared.mjs';
+import { startFilesFloor } from '../lib/floor-files.mjs';
+import { addCpu, floorListLoop, floorNote, floorStep, fmt, getJson, measuredLoop, q, redisNote, redisTimed, stackPids, timedLoop } from './files-shared.mjs';
 
 /** A loop stops after this long once it has one sample. */
 const MAX_SECONDS = 30;
@@ -59,18 +60,23 @@ export async function listFolder100(ctx) {
   const { body, res } = await getJson(url, user);
   if (body.entries?.length !== names.length) throw new Error(`list ${folder}: ${body.entries?.length} entries (want ${names.length})`);
   const system = await measuredLoop(ctx, url, { authorization: `Bearer ${user.token}` }, opts);
+  const floor = await floorListLoop(ctx, user, { path: folder }, opts);
+  sameBytes(ctx, 'list-folder-100', res.bytes, floor);
   return {
     value: system.p50,
     unit: 'ms',
     baseline: direct?.p50 ?? null,
+    floor: floor?.p50 ?? null,
     p50: system.p50,
     p99: system.p99,
+    cpu: listCpu(system, floor),
     notes:
       `One folder of ${names.length} files (uploaded at ${scale.fileSeedConcurrency} concurrent in ${fmt(seed.seconds, 2)} s), listed with sizes, ${fmt(res.bytes / 1024, 1)} KiB of JSON; ` +
       `sequential, ${system.samples} requests, ${cpuPer(system.cpu, system.samples, 'request')}. ` +
       (direct
-        ? `Baseline: ListObjectsV2 of the same names in one prefix of the same store (delimiter /), p50 ${fmt(direct.p50)} ms, p99 ${fmt(direct.p99)} ms over ${direct.samples}`
-        : 'No baseline: no S3 settings'),
+        ? `Baseline: ListObjectsV2 of the same names in one prefix of the same store (delimiter /), p50 ${fmt(direct.p50)} ms, p99 ${fmt(direct.p99)} ms over ${direct.samples}.`
+        : 'No baseline: no S3 settings.') +
+      floorNote("one ZRANGEBYLEX of the folder's child set rendered as the same JSON by one bare process (bench/lib/floor-files.mjs)", floor, floor?.samples, 'request'),
   };
 }
 
@@ -100,6 +106,14 @@ async function directTreeList(ctx, s3, tree, opts) {
       `1,000 per page, a page p50 ${fmt(quantile(pageMs, 0.5))} ms), p50 ${fmt(loop.p50)} ms, p99 ${fmt(loop.p99)} ms over ${loop.samples}`,
   };
 }
+
+/** A floor's JSON must be the system's, byte for byte in length, or the comparison says nothing. */
+function sameBytes(ctx, scenario, bytes, floor) {
+  if (floor && floor.bytes !== bytes) ctx.problem(scenario, `the floor answered ${floor.bytes} bytes of JSON, the system ${bytes}`);
+}
+
+/** The `cpu` field of a listing against its floor. */
+const listCpu = (system, floor) => ({ per: 'request', system: cpuPerUnit(system.cpu, system.samples), ...(floor && { floor: cpuPerUnit(floor.cpu, floor.samples) }) });
 
 const treeListUrl = (ctx, tree) => `${ctx.target.url}/v1/agent/files?path=${q(tree.root)}&recursive=true`;
 
@@ -135,17 +149,53 @@ export async function list10k(ctx) {
   if (body.hasMore) throw new Error('list: a listing without limit answered hasMore (not the whole tree)');
   const system = await measuredLoop(ctx, url, { authorization: `Bearer ${user.token}` }, opts);
   ctx.shared.list10k = { p50: system.p50, how: `list-10k-files in this run: p50 ${fmt(system.p50)} ms` };
+  const floor = await floorListLoop(ctx, user, { path: tree.root, recursive: true }, opts);
+  sameBytes(ctx, 'list-10k-files', res.bytes, floor);
   const directNote = typeof direct === 'string' ? direct : (direct?.note ?? 'No baseline: no S3 settings');
   return {
     value: system.p50,
     unit: 'ms',
     baseline: typeof direct === 'object' ? direct.p50 : null,
+    floor: floor?.p50 ?? null,
     p50: system.p50,
     p99: system.p99,
+    cpu: listCpu(system, floor),
     notes:
       `${tree.files} files in ${tree.dirs} folders (seeded: ${tree.seed.how}); recursive list without limit of ${want} entries, ${fmt(res.bytes / 1024, 0)} KiB of JSON; ` +
-      `sequential, ${system.samples} requests, ${cpuPer(system.cpu, system.samples, 'request')}. ${directNote}`,
+      `sequential, ${system.samples} requests, ${cpuPer(system.cpu, system.samples, 'request')}. ${directNote}.` +
+      floorNote("one ZRANGEBYLEX of the tree's sorted set rendered as the same JSON by one bare process (bench/lib/floor-files.mjs)", floor, floor?.samples, 'request'),
   };
+}
+
+/**
+ * The floor's side of a whole-tree scenario: its step times and its process's CPU, gathered
+ * round by round ({add, p50(), cpu(), note()}); a no-op where there is no floor.
+ */
+export async function floorSteps(ctx) {
+  const floor = await startFilesFloor(ctx);
+  const times = [];
+  let cpu = 0;
+  return {
+    floor,
+    async add(steps) {
+      const meter = cpuMeter({ floor: floor.pid });
+      for (const step of steps) times.push((await step()).ms);
+      cpu += meter().floor ?? 0;
+    },
+    p50: () => (times.length ? median(times) : null),
+    cpu: () => (times.length ? { floor: { floor: Number((cpu / times.length).toFixed(3)) } } : {}),
+    note: (what, unit) => (floor ? floorNote(what, { p50: median(times), p99: quantile(times, 0.99), cpu: { floor: cpu } }, times.length, unit) : floorNote('', undefined)),
+  };
+}
+
+/**
+ * One round of the floor's steps, where there is a floor: `before` (functions, each starting a
+ * step) run first and are not measured, then `steps`, one after the other.
+ */
+export async function floorRound(floor, steps, before = []) {
+  if (!floor.floor) return;
+  for (const step of before) await step();
+  await floor.add(steps);
 }
 
 /** Moves `from` → `to` and back; resolves with the two steps ({ms, redisMs}). */
@@ -172,13 +222,15 @@ export async function move10k(ctx) {
   const steps = [];
   const small = [];
   const cpu = {};
+  const floor = await floorSteps(ctx);
   const started = performance.now();
-  // The 10k tree and one of its folders alternate, so drift on a shared machine hits both.
+  // The 10k tree, one of its folders and the floor alternate, so drift on a shared machine hits them alike.
   for (let r = 0; r < scale.moveRounds && !(r > 0 && (performance.now() - started) / 1000 >= 2 * MAX_SECONDS); r++) {
     const meter = cpuMeter(stackPids(ctx));
     steps.push(...(await roundTrip(ctx, user, root, away)));
     addCpu(cpu, meter());
     small.push(...(await roundTrip(ctx, user, folder, folderAway)).map((m) => m.ms));
+    await floorRound(floor, [() => floorStep(ctx, 'move', user, { from: root, to: away }), () => floorStep(ctx, 'move', user, { from: away, to: root })]);
   }
   const big = steps.map((m) => m.ms);
   const list = overList(median(big), await listBaseline(ctx, tree));
@@ -186,12 +238,15 @@ export async function move10k(ctx) {
     value: median(big),
     unit: 'ms',
     baseline: median(small),
+    floor: floor.p50(),
     p50: median(big),
     p99: quantile(big, 0.99),
+    cpu: { per: 'move', system: cpuPerUnit(cpu, big.length), ...floor.cpu() },
     notes:
       `POST /v1/agent/files/move of a folder of ${tree.files} files in ${tree.dirs} folders, back and forth, ${big.length} moves: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ` +
       `${cpuPer(cpu, big.length, 'move')} (Redis's own not counted: the index works there).${redisNote(steps)} Baseline: moving one of its folders (${tree.perDir} files) the same way, alternated: ` +
-      `p50 ${fmt(median(small))} ms, p99 ${fmt(quantile(small, 0.99))} ms over ${small.length} (ratio ≈ 1 would be a move independent of the tree's size). ${list.text}`,
+      `p50 ${fmt(median(small))} ms, p99 ${fmt(quantile(small, 0.99))} ms over ${small.length} (ratio ≈ 1 would be a move independent of the tree's size). ${list.text}.` +
+      floor.note('the same move script sent by one bare process (bench/lib/floor-files.mjs), alternated', 'move'),
     metrics: { overList: list.ratio },
   };
 }
@@ -216,13 +271,15 @@ export async function restore10k(ctx) {
   const steps = [];
   const small = [];
   const cpu = {};
+  const floor = await floorSteps(ctx);
   const started = performance.now();
-  // The 10k tree and one of its folders alternate, so drift on a shared machine hits both.
+  // The 10k tree, one of its folders and the floor alternate, so drift on a shared machine hits them alike.
   for (let r = 0; r < scale.moveRounds && !(r > 0 && (performance.now() - started) / 1000 >= 2 * MAX_SECONDS); r++) {
     const meter = cpuMeter(stackPids(ctx));
     steps.push(await deleteAndRestore(ctx, user, root, tree.files));
     addCpu(cpu, meter());
     small.push((await deleteAndRestore(ctx, user, folder, tree.perDir)).ms);
+    await floorRound(floor, [() => floorStep(ctx, 'restore', user, { path: root })], [() => floorStep(ctx, 'delete', user, { path: root })]);
   }
   const big = steps.map((m) => m.ms);
   const list = overList(median(big), await listBaseline(ctx, tree));
@@ -230,12 +287,15 @@ export async function restore10k(ctx) {
     value: median(big),
     unit: 'ms',
     baseline: median(small),
+    floor: floor.p50(),
     p50: median(big),
     p99: quantile(big, 0.99),
+    cpu: { per: 'round', system: cpuPerUnit(cpu, big.length), ...floor.cpu() },
     notes:
       `POST /v1/agent/files/restore {recursive: true} of a folder of ${tree.files} files in ${tree.dirs} folders just deleted (DELETE recursive=true, not measured), ` +
       `${big.length} rounds: p50 ${fmt(median(big))} ms, p99 ${fmt(quantile(big, 0.99))} ms, ${cpuPer(cpu, big.length, 'round')} (delete and restore; Redis's own not counted).${redisNote(steps)} ` +
-      `Baseline: the same for one of its folders (${tree.perDir} files), alternated: p50 ${fmt(median(small))} ms over ${small.length}. ${list.text}`,
+      `Baseline: the same for one of its folders (${tree.perDir} files), alternated: p50 ${fmt(median(small))} ms over ${small.length}. ${list.text}.` +
+      floor.note('the same restore script sent by one bare process after its own recursive delete (bench/lib/floor-files.mjs), alternated; CPU of the restore alone', 'restore'),
     metrics: { overList: list.ratio },
   };
 }

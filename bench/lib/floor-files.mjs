@@ -1,0 +1,103 @@
+// The floor of the files scenarios whose work is the metadata index: the least any gateway and
+// files service of this design can do per request, as one bare process (Express 5 and ioredis; no
+// authentication, rate limit, validation, logging, metrics or gRPC hop) working on the very keys
+// of the bench user's index in the stack's Redis.
+//
+// - GET /list/:user?path=&recursive=&limit=&after=: one ZRANGEBYLEX of the same sorted set the
+//   files service reads (the whole tree's, or the folder's child set), its members rendered as
+//   the listing's JSON entries (the same fields and bytes).
+// - POST /move, /delete, /restore, /checkpoint, /rewind and DELETE /checkpoint/:user/:id: the
+//   index's own script for the step (services/files' RedisFileIndex and RedisCheckpointIndex,
+//   which do nothing but assemble its arguments and send one EVALSHA), so the floor is what Redis
+//   must run for it plus one request in and one round trip to Redis. Its events go to an outbox
+//   of its own namespace, which no relay drains (the floor drops it when it stops).
+//
+// Prints {"msg":"listening","port":N} (IPC) when it serves. startFilesFloor() starts it.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { forkServer } from './child-server.mjs';
+
+if (process.env.FLOOR_ROLE === 'files') {
+  const { default: express } = await import('express');
+  const { createRedis, RedisOutbox, userTag } = await import('@workspace/platform');
+  const dist = (p) => new URL(`../../services/files/dist/${p}`, import.meta.url).href;
+  const { IndexKeys, RedisFileIndex } = await import(dist('adapters/index.redis.js'));
+  const { RedisCheckpointIndex } = await import(dist('adapters/checkpoints.redis.js'));
+  const { mimeTypeOf } = await import(dist('domain/entries.js'));
+  const redis = createRedis({ url: process.env.FLOOR_REDIS_URL });
+  const keys = new IndexKeys(process.env.FLOOR_BUCKET);
+  const outbox = new RedisOutbox({ redis, namespace: `bench-floor-${randomBytes(6).toString('hex')}` });
+  const index = new RedisFileIndex({ redis, keys, outbox });
+  const checkpoints = new RedisCheckpointIndex({ redis, keys, outbox });
+  const users = new Set();
+  const event = () => JSON.stringify({ id: randomUUID(), time: new Date().toISOString(), source: 'bench-floor' });
+
+  /** A member of the tree's set ("path" or "path\0entry") or a child set ("name", …) as the listing's JSON entry. */
+  const entryJson = (path, raw) => {
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    const head = `{"path":${JSON.stringify(path)},"name":${JSON.stringify(name)},"type":"${raw === undefined ? 'directory' : 'file'}"`;
+    if (raw === undefined) return `${head}}`;
+    const [size, mtime, sha256] = raw.split('|');
+    return `${head},"size":${size},"modifiedAt":"${new Date(Number(mtime)).toISOString()}","mimeType":${JSON.stringify(mimeTypeOf(name))},"sha256":"${sha256}"}`;
+  };
+
+  const app = express();
+  app.use(express.json());
+  app.get('/list/:user', async (req, res) => {
+    const { user } = req.params;
+    users.add(user);
+    const path = String(req.query.path);
+    const recursive = req.query.recursive === 'true';
+    const limit = req.query.limit ? Number(req.query.limit) : 0;
+    const prefix = keys.prefix(user);
+    // A page resumes after the path `after` as the index's listing does (NUL, then a byte above any entry's).
+    const after = req.query.after ? String(req.query.after) : '';
+    const range = recursive ? [`${prefix}z`, after ? `(${after}\0\xff` : `[${path}/`, `(${path}0`] : [`${prefix}c:${path}`, '(', '+'];
+    const members = await (limit > 0 ? redis.zrangebylex(...range, 'LIMIT', 0, limit) : redis.zrangebylex(...range));
+    const base = recursive ? '' : `${path}/`;
+    const parts = members.map((m) => {
+      const cut = m.indexOf('\0');
+      return cut < 0 ? entryJson(base + m, undefined) : entryJson(base + m.slice(0, cut), m.slice(cut + 1));
+    });
+    res.type('application/json').send(`{"path":${JSON.stringify(path)},"recursive":${recursive},"entries":[${parts.join(',')}]}`);
+  });
+  const step = (route, run) =>
+    app.post(route, async (req, res) => {
+      users.add(req.params.user);
+      try {
+        res.json((await run(req.params.user, req.body ?? {})) ?? {});
+      } catch (err) {
+        res.status(409).json({ error: String(err?.message ?? err) });
+      }
+    });
+  step('/move/:user', (user, { from, to }) => index.move(user, { op: 'move', from, to, mode: 'error', uuidPath: '', event: event() }));
+  step('/delete/:user', (user, { path }) => index.delete(user, path, true, event()));
+  step('/restore/:user', (user, { path }) => index.restoreTree(user, { path, event: event() }));
+  step('/checkpoint/:user', (user, { path, checkpointId }) => checkpoints.create(user, { checkpointId, path, label: 'floor', max: 1_000 }));
+  step('/uncheckpoint/:user', (user, { checkpointId }) => checkpoints.delete(user, checkpointId));
+  step('/rewind/:user', (user, { path, to, checkpointId }) => checkpoints.rewind(user, { path, state: { checkpointId: to }, checkpointId, label: 'floor', max: 1_000, event: event(), to }));
+
+  const server = app.listen(0, '127.0.0.1', () => process.send?.({ msg: 'listening', port: server.address().port }));
+  process.on('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close(async () => {
+      for (const user of users) await redis.del(outbox.listKey(userTag(user)));
+      await redis.quit();
+      process.exit(0);
+    });
+  });
+}
+
+/**
+ * Starts the files floor on the stack's Redis and index namespace (the files service's
+ * S3_BUCKET) → {url, pid, stop()}, or undefined where the bench cannot reach that Redis (a
+ * given stack without REDIS_URL, or a Redis Cluster).
+ */
+export async function startFilesFloor(ctx) {
+  const { redisUrl, serviceBucket } = ctx.target;
+  if (!redisUrl || !serviceBucket) return undefined;
+  ctx.shared.filesFloor ??= forkServer(import.meta.url, { FLOOR_ROLE: 'files', BENCH_CPU_PROF_NAME: 'floor-files', FLOOR_REDIS_URL: redisUrl, FLOOR_BUCKET: serviceBucket, ...(ctx.target.floorEnv ?? {}) }, 'files floor').then((s) => {
+    ctx.onCleanup?.(() => s.stop());
+    return { url: `http://127.0.0.1:${s.port}`, pid: s.pid, stop: s.stop };
+  });
+  return ctx.shared.filesFloor;
+}
