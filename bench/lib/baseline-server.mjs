@@ -1,6 +1,7 @@
 // The bare baseline: an Express 5 app in its own process that answers GET /v1/agents/:id with
-// the JSON of a real Agent (BASELINE_BODY), and PATCH with the same after parsing the JSON
-// body, as fast as Express itself allows. Prints {"msg":"listening","port":N} when it serves.
+// the JSON of a real Agent (BASELINE_BODY), PATCH with the same after parsing the JSON body, and
+// GET /v1/agents with the same body (a list page, for agents-list-10k), as fast as Express
+// itself allows. Prints {"msg":"listening","port":N} when it serves.
 import { forkServer } from './child-server.mjs';
 
 if (process.env.BASELINE_CHILD === '1') {
@@ -12,6 +13,7 @@ if (process.env.BASELINE_CHILD === '1') {
     res.setHeader('ETag', etag);
     res.json(body);
   });
+  app.get('/v1/agents', (_req, res) => res.json(body));
   app.patch('/v1/agents/:id', express.json({ limit: '1mb' }), (_req, res) => {
     res.setHeader('ETag', etag);
     res.json(body);

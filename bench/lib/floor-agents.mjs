@@ -21,6 +21,7 @@ export function floorKeys(run) {
     config: (configId) => `${base}:config:${configId}`,
     pins: (agentId) => `${base}:pins:${agentId}`,
     outbox: `${base}:outbox`,
+    index: `${base}:agents`,
     search: { docs: `${base}:q:docs`, gram: (trigram) => `${base}:q:gram:${trigram}` },
   };
 }
@@ -58,6 +59,33 @@ export async function seedAgents(redis, keys, body, agents) {
     queueIndexSet(tx, keys.search, keys.agent(agentId), agentId, searchText(body.config));
   }
   await tx.exec();
+}
+
+/**
+ * The index of a user's Agents as the service keeps it (members `<createdAt>|<agentId>`, newest
+ * first by rank): `total` members, the newest of which are the Agents `listed` (a GET /v1/agents
+ * answer's `agents`), each with its hash. The rest are index members only: a page reads none of them.
+ */
+export async function seedIndex(redis, keys, body, listed, total) {
+  const tx = redis.multi();
+  const members = [];
+  for (let i = 0; i < total - listed.length; i++) members.push(0, `2000-01-01T00:00:00.000Z|agt_${String(i).padStart(32, '0')}`);
+  listed.forEach((a, i) => {
+    members.push(0, `2999-01-01T00:00:${String(i).padStart(2, '0')}.000Z|${a.agentId}`);
+    tx.hset(keys.agent(a.agentId), agentHash(body, a.agentId, a.currentConfigId ?? 'cfg'));
+  });
+  for (let i = 0; i < members.length; i += 2_000) tx.zadd(keys.index, ...members.slice(i, i + 2_000));
+  await tx.exec();
+}
+
+/** A page of the list as the service reads it (agent-reads.redis.ts page): the count, a rank range, one pipelined HGETALL per Agent on it. */
+export async function readPage(redis, keys, offset, limit) {
+  const total = await redis.zcard(keys.index);
+  const members = await redis.zrevrange(keys.index, offset, offset + limit - 1);
+  const pipeline = redis.pipeline();
+  for (const m of members) pipeline.hgetall(keys.agent(m.slice(m.lastIndexOf('|') + 1)));
+  await pipeline.exec();
+  return total;
 }
 
 /** Removes every key of the run (SCAN, never KEYS: Redis is shared). */

@@ -7,7 +7,9 @@
 // - with the contract's I/O (redisUrl): the HTTP process makes the gateway's rate-limit call
 //   (one EVALSHA of its token-bucket script, on a key of its own) per request, and the gRPC
 //   server does the agents service's Redis work: one HGETALL of a stored Agent hash per GET,
-//   and per PATCH the config commit of floor-agents.mjs (read, WATCH, reads, MULTI/EXEC).
+//   per PATCH the config commit of floor-agents.mjs (read, WATCH, reads, MULTI/EXEC), and per
+//   GET /v1/agents (when given a list to answer) the page read of a user's 10,000 Agents: ZCARD,
+//   a rank range of the index, one pipelined HGETALL per Agent on the page.
 //
 // What the floor reaches on this machine bounds what the real stack can.
 // Prints {"msg":"listening","port":N} (IPC) when it serves.
@@ -27,8 +29,8 @@ async function redisOf(url) {
 
 if (role === 'grpc') {
   const grpc = await import('@grpc/grpc-js');
-  const { AgentsServiceService, Agent } = await import('@workspace/proto/workspace/agents/v1/agents');
-  const { FloorCommits, dropKeys, floorKeys, seedAgents } = await import('./floor-agents.mjs');
+  const { AgentsServiceService, Agent, AgentListItem } = await import('@workspace/proto/workspace/agents/v1/agents');
+  const { FloorCommits, dropKeys, floorKeys, readPage, seedAgents, seedIndex } = await import('./floor-agents.mjs');
   const body = JSON.parse(process.env.FLOOR_BODY ?? '{}');
   const agent = Agent.fromJSON(body);
   const redis = await redisOf(process.env.FLOOR_REDIS_URL);
@@ -44,6 +46,20 @@ if (role === 'grpc') {
   impl.getAgent = redis
     ? (_call, callback) => redis.hgetall(readKey).then(() => callback(null, agent), (err) => callback({ code: grpc.status.UNAVAILABLE, details: err.message }))
     : (_call, callback) => callback(null, agent);
+  // The list: the answer's Agents as gRPC list items, from a page read of the seeded index.
+  const list = process.env.FLOOR_LIST ? JSON.parse(process.env.FLOOR_LIST) : undefined;
+  if (redis && list) {
+    await seedIndex(redis, keys, body, list.body.agents, list.total);
+    const items = list.body.agents.map((a) => AgentListItem.fromJSON(a));
+    impl.listAgents = ({ request }, callback) => {
+      const limit = request.limit || 20;
+      const page = Number(request.page) || 1;
+      readPage(redis, keys, (page - 1) * limit, limit).then(
+        (total) => callback(null, { agents: items, total, page, limit, pages: Math.ceil(total / limit) }),
+        (err) => callback({ code: grpc.status.UNAVAILABLE, details: err.message }),
+      );
+    };
+  }
   if (commits) {
     impl.updateAgent = ({ request }, callback) => {
       const description = request.fields?.description ?? '';
@@ -105,7 +121,19 @@ if (role === 'http') {
     return false;
   };
   const unavailable = (res) => res.status(503).json({ error: { code: 'UNAVAILABLE' } });
+  const list = process.env.FLOOR_LIST ? JSON.parse(process.env.FLOOR_LIST) : undefined;
   const app = express();
+  if (list) {
+    app.get('/v1/agents', async (_req, res) => {
+      try {
+        if (!(await admitted(res))) return;
+        await unary(AgentsServiceService.listAgents, { page: 1, limit: 20 });
+        res.json(list.body);
+      } catch {
+        unavailable(res);
+      }
+    });
+  }
   app.get('/v1/agents/:id', async (req, res) => {
     try {
       if (!(await admitted(res))) return;
@@ -145,11 +173,13 @@ if (role === 'http') {
  * Starts a floor (gRPC server, then the Express app in front of it) answering with `body` (a
  * GET answer of a real Agent). With `redisUrl` it has the contract's I/O; `agents`
  * ([{agentId, configId}]) are the Agents its PATCHes may write (the GET reads the first);
- * `env` is added to both processes' (the profiler's, say).
+ * `env` is added to both processes' (the profiler's, say). `list` ({body, total}: a GET
+ * /v1/agents answer and how many Agents the user has) adds that route, answering `body` after
+ * the page read of an index of `total` Agents.
  */
-export async function startFloorServer(body, { redisUrl, agents = [], env = {} } = {}) {
+export async function startFloorServer(body, { redisUrl, agents = [], list, env = {} } = {}) {
   const json = JSON.stringify(body);
-  const io = { ...env, ...(redisUrl ? { FLOOR_REDIS_URL: redisUrl } : {}) };
+  const io = { ...env, ...(redisUrl ? { FLOOR_REDIS_URL: redisUrl } : {}), ...(list ? { FLOOR_LIST: JSON.stringify(list) } : {}) };
   const backend = await forkServer(import.meta.url, { FLOOR_ROLE: 'grpc', BENCH_CPU_PROF_NAME: 'floor-grpc', FLOOR_BODY: json, FLOOR_RUN: randomUUID(), FLOOR_AGENTS: JSON.stringify(agents), ...io }, 'floor gRPC server');
   try {
     const front = await forkServer(import.meta.url, { FLOOR_ROLE: 'http', BENCH_CPU_PROF_NAME: 'floor-http', FLOOR_BODY: json, FLOOR_GRPC_PORT: String(backend.port), ...io }, 'floor HTTP server');

@@ -104,17 +104,48 @@ export async function agentsList10k(ctx) {
   const opts = { seconds: scale.latencyS, minSamples: scale.latencyMinSamples, measure: () => cpuMeter(ctx.target.pids) };
   const plain = await latencyLoop(listUrl, headers, opts);
   const filtered = await latencyLoop(`${listUrl}?q=${q}`, headers, opts);
+  // Baseline: bare Express answering the same page; floor: the same through grpc-js with the
+  // contract's Redis calls (the rate limit; ZCARD, a rank range and 20 HGETALLs), same loop.
+  const page = JSON.parse((await check(listUrl, scale.listAgents)).text);
+  // Both start cold, where the stack has served the seeding and the loops above: a second of warm-up each.
+  const warm = (url) => latencyLoop(url, {}, { seconds: 1, minSamples: 1 });
+  const baseline = await startBaselineServer(page);
+  let base;
+  try {
+    await warm(`${baseline.url}/v1/agents`);
+    base = await latencyLoop(`${baseline.url}/v1/agents`, {}, { ...opts, measure: () => cpuMeter({ baseline: baseline.pid }) });
+  } finally {
+    await baseline.stop();
+  }
+  let floor;
+  if (ctx.target.redisUrl) {
+    // An Agent's GET answer: the shape the floor's hashes are written from.
+    const one = expectStatus(await user.call('GET', `/v1/agents/${page.agents[0].agentId}`), 200, 'get a listed Agent').body;
+    const server = await startFloorServer(one, { redisUrl: ctx.target.redisUrl, list: { body: page, total: scale.listAgents }, env: ctx.target.floorEnv });
+    try {
+      await warm(`${server.url}/v1/agents`);
+      floor = await latencyLoop(`${server.url}/v1/agents`, {}, { ...opts, measure: () => cpuMeter(server.pids) });
+    } finally {
+      await server.stop();
+    }
+  }
   return {
     value: plain.p50,
     unit: 'ms',
+    baseline: base.p50,
+    floor: floor?.p50 ?? null,
     p50: plain.p50,
     p99: plain.p99,
     // Per request without q; with q beside it.
-    cpu: { per: 'request', system: cpuPerUnit(plain.cpu, plain.samples), withQ: cpuPerUnit(filtered.cpu, filtered.samples) },
+    cpu: { per: 'request', system: cpuPerUnit(plain.cpu, plain.samples), withQ: cpuPerUnit(filtered.cpu, filtered.samples), baseline: cpuPerUnit(base.cpu, base.samples), ...(floor && { floor: cpuPerUnit(floor.cpu, floor.samples) }) },
     metrics: { qP50: filtered.p50 },
     notes:
       `${scale.listAgents} Agents of one user (seeded through the gateway in ${fmt(seedS)} s, ${fmt(scale.listAgents / seedS, 0)} creates/s at ${scale.seedConcurrency} concurrent). ` +
       `Sequential requests, keep-alive. Without q (page 1, limit 20): p50 ${fmt(plain.p50)} ms, p99 ${fmt(plain.p99)} ms over ${plain.samples}. ` +
-      `${cpuPer(plain.cpu, plain.samples, 'request')}. With q=${q} (${matches} matches): p50 ${fmt(filtered.p50)} ms, p99 ${fmt(filtered.p99)} ms over ${filtered.samples}; ${cpuPer(filtered.cpu, filtered.samples, 'request')}`,
+      `${cpuPer(plain.cpu, plain.samples, 'request')}. With q=${q} (${matches} matches): p50 ${fmt(filtered.p50)} ms, p99 ${fmt(filtered.p99)} ms over ${filtered.samples}; ${cpuPer(filtered.cpu, filtered.samples, 'request')}. ` +
+      `Baseline: bare Express 5 answering the same page (${Buffer.byteLength(JSON.stringify(page))} B), p50 ${fmt(base.p50)} ms over ${base.samples}, ${cpuPer(base.cpu, base.samples, 'request')}. ` +
+      (floor
+        ? `Floor: the same page through Express 5 → grpc-js → a gRPC server with the contract's Redis calls (the rate-limit EVALSHA; ZCARD, ZREVRANGE and ${page.agents.length} pipelined HGETALLs of an index of ${scale.listAgents}), p50 ${fmt(floor.p50)} ms over ${floor.samples}, ${cpuPer(floor.cpu, floor.samples, 'request')}`
+        : 'No floor: the target has no Redis settings'),
   };
 }
