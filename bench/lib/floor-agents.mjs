@@ -22,6 +22,10 @@ export function floorKeys(run) {
     pins: (agentId) => `${base}:pins:${agentId}`,
     outbox: `${base}:outbox`,
     index: `${base}:agents`,
+    chats: (agentId) => `${base}:chats:${agentId}`,
+    chat: (chatId) => `${base}:chat:${chatId}`,
+    aliases: (agentId) => `${base}:aliases:${agentId}`,
+    aliasStats: (agentId) => `${base}:alias-stats:${agentId}`,
     search: { docs: `${base}:q:docs`, gram: (trigram) => `${base}:q:gram:${trigram}` },
   };
 }
@@ -86,6 +90,53 @@ export async function readPage(redis, keys, offset, limit) {
   for (const m of members) pipeline.hgetall(keys.agent(m.slice(m.lastIndexOf('|') + 1)));
   await pipeline.exec();
   return total;
+}
+
+/** Gives each seeded Agent ([{agentId, configId}]) the plain alias `alias` on its config. */
+export async function seedAliases(redis, keys, agents, alias) {
+  const tx = redis.multi();
+  for (const { agentId, configId } of agents) tx.hset(keys.aliases(agentId), alias, JSON.stringify({ configId, updatedAt: new Date().toISOString() }));
+  await tx.exec();
+}
+
+/**
+ * A chat started through an alias as the agents service starts one (RedisAgentRepo.createChat):
+ * WATCH the Agent hash, read it, the alias and the config it names, then MULTI/EXEC the chat, its
+ * index entry, the Agent's count and last chat time, the pin, the alias's stats and the outbox
+ * event. → the chat record, or undefined for an unknown Agent or alias.
+ */
+export function floorChats(redis, keys) {
+  const conns = new WatchConnections(redis);
+  const userId = `bench-floor-${randomUUID()}`;
+  return {
+    close: () => conns.close(),
+    create: (agentId, alias, title) =>
+      conflicts(() =>
+        conns.run(keys.agent(agentId), async (conn) => {
+          const agent = await conn.hgetall(keys.agent(agentId));
+          if (!agent.agentId) return { value: undefined };
+          const raw = await conn.hget(keys.aliases(agentId), alias);
+          if (raw === null) return { value: undefined };
+          const { configId } = JSON.parse(raw);
+          const config = JSON.parse(await conn.get(keys.config(configId)));
+          const at = new Date().toISOString();
+          const record = { chatId: `cht_${randomBytes(16).toString('hex')}`, agentId, configId, projectName: config.projectName, title, createdAt: at, updatedAt: at, alias };
+          const event = { specversion: '1.0', id: randomUUID(), type: 'chat.created', source: '/workspace/agents', time: at, subject: record.chatId, data: { userId, ...record } };
+          return {
+            value: record,
+            write: (tx) => {
+              tx.set(keys.chat(record.chatId), JSON.stringify(record));
+              tx.zadd(keys.chats(agentId), 0, `${at}|${record.chatId}`);
+              tx.hincrby(keys.agent(agentId), 'chatCount', 1);
+              tx.hset(keys.agent(agentId), 'lastChatAt', at);
+              tx.hincrby(keys.pins(agentId), configId, 1);
+              tx.hincrby(keys.aliasStats(agentId), `${alias}|${configId}`, 1);
+              tx.rpush(keys.outbox, JSON.stringify(event));
+            },
+          };
+        }),
+      ),
+  };
 }
 
 /** Removes every key of the run (SCAN, never KEYS: Redis is shared). */

@@ -9,7 +9,8 @@
 //   server does the agents service's Redis work: one HGETALL of a stored Agent hash per GET,
 //   per PATCH the config commit of floor-agents.mjs (read, WATCH, reads, MULTI/EXEC), and per
 //   GET /v1/agents (when given a list to answer) the page read of a user's 10,000 Agents: ZCARD,
-//   a rank range of the index, one pipelined HGETALL per Agent on the page.
+//   a rank range of the index, one pipelined HGETALL per Agent on the page; per chat through an
+//   alias, the service's WATCH/MULTI of a new chat (floor-agents.mjs floorChats).
 //
 // What the floor reaches on this machine bounds what the real stack can.
 // Prints {"msg":"listening","port":N} (IPC) when it serves.
@@ -30,7 +31,7 @@ async function redisOf(url) {
 if (role === 'grpc') {
   const grpc = await import('@grpc/grpc-js');
   const { AgentsServiceService, Agent, AgentListItem } = await import('@workspace/proto/workspace/agents/v1/agents');
-  const { FloorCommits, dropKeys, floorKeys, readPage, seedAgents, seedIndex } = await import('./floor-agents.mjs');
+  const { FloorCommits, dropKeys, floorChats, floorKeys, readPage, seedAgents, seedAliases, seedIndex } = await import('./floor-agents.mjs');
   const body = JSON.parse(process.env.FLOOR_BODY ?? '{}');
   const agent = Agent.fromJSON(body);
   const redis = await redisOf(process.env.FLOOR_REDIS_URL);
@@ -60,6 +61,16 @@ if (role === 'grpc') {
       );
     };
   }
+  // Chats through a plain alias (FLOOR_ALIAS) of every seeded Agent.
+  const chats = redis && process.env.FLOOR_ALIAS ? floorChats(redis, keys) : undefined;
+  if (chats) {
+    await seedAliases(redis, keys, seeded, process.env.FLOOR_ALIAS);
+    impl.createChat = ({ request }, callback) =>
+      chats.create(request.agentId, request.alias ?? '', request.title ?? 'New chat').then(
+        (chat) => (chat ? callback(null, chat) : callback({ code: grpc.status.NOT_FOUND })),
+        (err) => callback({ code: grpc.status.UNAVAILABLE, details: err.message }),
+      );
+  }
   if (commits) {
     impl.updateAgent = ({ request }, callback) => {
       const description = request.fields?.description ?? '';
@@ -84,6 +95,7 @@ if (role === 'grpc') {
     server.tryShutdown(async () => {
       if (redis) {
         await commits.close();
+        await chats?.close();
         await dropKeys(redis, keys);
         await redis.quit();
       }
@@ -123,6 +135,16 @@ if (role === 'http') {
   const unavailable = (res) => res.status(503).json({ error: { code: 'UNAVAILABLE' } });
   const list = process.env.FLOOR_LIST ? JSON.parse(process.env.FLOOR_LIST) : undefined;
   const app = express();
+  app.post('/v1/agents/:id/chats', express.json({ limit: '1mb' }), async (req, res) => {
+    try {
+      if (!(await admitted(res))) return;
+      const chat = await unary(AgentsServiceService.createChat, { agentId: req.params.id, alias: req.body?.alias, routingKey: req.body?.routingKey });
+      res.status(201).json(chat);
+    } catch (err) {
+      if (err?.code === grpc.status.NOT_FOUND) return res.status(404).json({ error: { code: 'NOT_FOUND' } });
+      unavailable(res);
+    }
+  });
   if (list) {
     app.get('/v1/agents', async (_req, res) => {
       try {
@@ -175,11 +197,12 @@ if (role === 'http') {
  * ([{agentId, configId}]) are the Agents its PATCHes may write (the GET reads the first);
  * `env` is added to both processes' (the profiler's, say). `list` ({body, total}: a GET
  * /v1/agents answer and how many Agents the user has) adds that route, answering `body` after
- * the page read of an index of `total` Agents.
+ * the page read of an index of `total` Agents. `alias` gives every Agent of `agents` that plain
+ * alias and adds POST /v1/agents/:id/chats through it (floor-agents.mjs floorChats).
  */
-export async function startFloorServer(body, { redisUrl, agents = [], list, env = {} } = {}) {
+export async function startFloorServer(body, { redisUrl, agents = [], list, alias, env = {} } = {}) {
   const json = JSON.stringify(body);
-  const io = { ...env, ...(redisUrl ? { FLOOR_REDIS_URL: redisUrl } : {}), ...(list ? { FLOOR_LIST: JSON.stringify(list) } : {}) };
+  const io = { ...env, ...(redisUrl ? { FLOOR_REDIS_URL: redisUrl } : {}), ...(list ? { FLOOR_LIST: JSON.stringify(list) } : {}), ...(alias ? { FLOOR_ALIAS: alias } : {}) };
   const backend = await forkServer(import.meta.url, { FLOOR_ROLE: 'grpc', BENCH_CPU_PROF_NAME: 'floor-grpc', FLOOR_BODY: json, FLOOR_RUN: randomUUID(), FLOOR_AGENTS: JSON.stringify(agents), ...io }, 'floor gRPC server');
   try {
     const front = await forkServer(import.meta.url, { FLOOR_ROLE: 'http', BENCH_CPU_PROF_NAME: 'floor-http', FLOOR_BODY: json, FLOOR_GRPC_PORT: String(backend.port), ...io }, 'floor HTTP server');

@@ -2,6 +2,7 @@
 // routingKey per request) against chats through a plain alias, in alternating runs of the
 // same length on the same Agents: the ratio is what routing costs a chat (docs/api/agents.md#rollout).
 import { cpuMeter, cpuPerUnit } from '../lib/cpu.mjs';
+import { startFloorServer } from '../lib/floor-server.mjs';
 import { cannon, expectStatus, pool } from '../lib/http.mjs';
 import { cannonNotes, createAgents, fmt } from './agents-shared.mjs';
 
@@ -88,15 +89,31 @@ export async function chatViaRoutedAlias(ctx) {
     await run(PLAIN, scale.warmupS);
   }
   const each = Math.max(1, Math.round(scale.durationS / ROUNDS));
+  // The floor: a chat through a plain alias with the contract's I/O (the rate limit; the
+  // service's WATCH/MULTI of a new chat) behind Express 5 and grpc-js, on Agents of its own.
+  const one = expectStatus(await user.call('GET', `/v1/agents/${agents[0].agentId}`), 200, 'get an Agent').body;
+  const floorServer = ctx.target.redisUrl
+    ? await startFloorServer(one, { redisUrl: ctx.target.redisUrl, agents: agents.map((a) => ({ agentId: a.agentId, configId: a.configs[1] })), alias: PLAIN, env: ctx.target.floorEnv })
+    : undefined;
+  const floorRun = (duration) =>
+    cannon({ connections: scale.connections, duration, url: floorServer.url, requests: [chatRequest(agents, PLAIN)], measure: () => cpuMeter(floorServer.pids) });
   const routedRuns = [];
   const plainRuns = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    routedRuns.push(await run(ROUTED, each));
-    plainRuns.push(await run(PLAIN, each));
+  const floorRuns = [];
+  try {
+    if (floorServer) await floorRun(Math.max(1, scale.warmupS));
+    for (let round = 0; round < ROUNDS; round++) {
+      routedRuns.push(await run(ROUTED, each));
+      plainRuns.push(await run(PLAIN, each));
+      if (floorServer) floorRuns.push(await floorRun(each));
+    }
+  } finally {
+    await floorServer?.stop();
   }
   const routed = combine(routedRuns, each * ROUNDS);
   const plain = combine(plainRuns, each * ROUNDS);
-  for (const [label, r] of [['routed', routed], ['plain', plain]]) {
+  const floor = floorRuns.length ? combine(floorRuns, each * ROUNDS) : undefined;
+  for (const [label, r] of [['routed', routed], ['plain', plain], ...(floor ? [['floor', floor]] : [])]) {
     if (r.total === 0 || r.non2xx + r.errors + r.timeouts > 0) ctx.problem('chat-via-routed-alias', `${label}: ${r.non2xx} non-2xx ${JSON.stringify(r.statusCounts)}, ${r.errors} errors, ${r.timeouts} timeouts of ${r.total}`);
   }
   // Every chat the routed runs answered is counted on one of the two configs (a run's last
@@ -109,12 +126,16 @@ export async function chatViaRoutedAlias(ctx) {
     value: routed.rps,
     unit: 'req/s',
     baseline: plain.rps,
+    floor: floor?.rps ?? null,
     p50: routed.p50,
     p99: routed.p99,
-    cpu: { per: 'request', system: cpuPerUnit(routed.cpu, routed.total), baseline: cpuPerUnit(plain.cpu, plain.total) },
+    cpu: { per: 'request', system: cpuPerUnit(routed.cpu, routed.total), baseline: cpuPerUnit(plain.cpu, plain.total), ...(floor && { floor: cpuPerUnit(floor.cpu, floor.total) }) },
     notes:
       `POST /v1/agents/{id}/chats on ${agents.length} Agents in turn, ${scale.connections} connections, ${ROUNDS} alternating runs of ${each} s each. ` +
       `${cannonNotes(`through the routed alias (2 configs 50/50, a routingKey per request)`, routed)}; ${cannonNotes('baseline: through a plain alias (the same body)', plain)}. ` +
-      `The routed alias's chats per config: ${split.join(' / ')} (${warmed}; ${fmt((100 * (split[0] ?? 0)) / Math.max(1, counted), 1)} % on the first). p50 and p99: the worse run of each kind`,
+      `The routed alias's chats per config: ${split.join(' / ')} (${warmed}; ${fmt((100 * (split[0] ?? 0)) / Math.max(1, counted), 1)} % on the first). p50 and p99: the worse run of each kind. ` +
+      (floor
+        ? `${cannonNotes("floor: the plain alias's chat through Express 5 → grpc-js → a gRPC server with the contract's Redis calls (the rate-limit EVALSHA; WATCH, the Agent, alias and config reads, MULTI/EXEC of the chat, its index, counts, pin, alias stats and outbox event), alternated", floor)}`
+        : 'No floor: the target has no Redis settings'),
   };
 }
