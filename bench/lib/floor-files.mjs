@@ -12,8 +12,14 @@
 //   must run for it plus one request in and one round trip to Redis. Its events go to an outbox
 //   of its own namespace, which no relay drains (the floor drops it when it stops).
 //
+// - POST /mcp/:user: a JSON-RPC tools/call of read_text_file or edit_file, as an MCP server of
+//   this design must serve it at the least: the file's entry (one HGET of the index), its object
+//   (one S3 GET), and for an edit the new bytes PUT to the store under a new key and committed by
+//   the index's COMMIT script on the bytes it read (If-Match); the answer as the tool's
+//   structured result. No session, authentication, rate limit, schema check or gRPC hop.
+//
 // Prints {"msg":"listening","port":N} (IPC) when it serves. startFilesFloor() starts it.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { forkServer } from './child-server.mjs';
 
 if (process.env.FLOOR_ROLE === 'files') {
@@ -60,6 +66,49 @@ if (process.env.FLOOR_ROLE === 'files') {
     });
     res.type('application/json').send(`{"path":${JSON.stringify(path)},"recursive":${recursive},"entries":[${parts.join(',')}]}`);
   });
+  // The store, for the MCP tools: the files service's bucket on the same S3 server.
+  const s3 = process.env.FLOOR_S3 ? (await import('./s3.mjs')).s3Client(JSON.parse(process.env.FLOOR_S3)) : undefined;
+  const bucket = process.env.FLOOR_BUCKET;
+  const readText = async (user, path) => {
+    const raw = await redis.hget(`${keys.prefix(user)}e`, path);
+    if (raw === null) return undefined;
+    const [size, , sha256, key] = raw.split('|');
+    const chunks = [];
+    for await (const chunk of await s3.getObject(bucket, key)) chunks.push(chunk);
+    return { text: Buffer.concat(chunks).toString('utf8'), size: Number(size), sha256 };
+  };
+  const tools = {
+    read_text_file: async (user, { path }) => {
+      const file = await readText(user, path);
+      if (!file) return undefined;
+      return { path, content: file.text, size: file.size, sha256: file.sha256, mimeType: mimeTypeOf(path) };
+    },
+    edit_file: async (user, { path, edits }) => {
+      const file = await readText(user, path);
+      if (!file) return undefined;
+      let text = file.text;
+      for (const { oldText, newText } of edits) {
+        const at = text.indexOf(oldText);
+        if (at < 0) return undefined;
+        text = text.slice(0, at) + newText + text.slice(at + oldText.length);
+      }
+      const bytes = Buffer.from(text, 'utf8');
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      const key = `bench-floor/${randomUUID()}`;
+      await s3.putObject(bucket, key, bytes, bytes.length);
+      const entry = { size: bytes.length, mtime: Date.now(), sha256, key, revision: `rev_${randomBytes(16).toString('hex')}` };
+      await index.commit(user, { path, mode: 'overwrite', uuidPath: '', entry, uploadId: '', event: event(), quotaBytes: 0, precondition: file.sha256 });
+      return { path, size: bytes.length, sha256, revision: entry.revision };
+    },
+  };
+  app.post('/mcp/:user', async (req, res) => {
+    const { id, params } = req.body ?? {};
+    const tool = tools[params?.name];
+    const out = tool && s3 ? await tool(req.params.user, params.arguments ?? {}).catch(() => undefined) : undefined;
+    if (!out) return res.json({ jsonrpc: '2.0', id, result: { isError: true, content: [{ type: 'text', text: 'failed' }] } });
+    res.json({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out } });
+  });
+
   const step = (route, run) =>
     app.post(route, async (req, res) => {
       users.add(req.params.user);
@@ -95,7 +144,8 @@ if (process.env.FLOOR_ROLE === 'files') {
 export async function startFilesFloor(ctx) {
   const { redisUrl, serviceBucket } = ctx.target;
   if (!redisUrl || !serviceBucket) return undefined;
-  ctx.shared.filesFloor ??= forkServer(import.meta.url, { FLOOR_ROLE: 'files', BENCH_CPU_PROF_NAME: 'floor-files', FLOOR_REDIS_URL: redisUrl, FLOOR_BUCKET: serviceBucket, ...(ctx.target.floorEnv ?? {}) }, 'files floor').then((s) => {
+  const s3 = ctx.target.s3 ? { FLOOR_S3: JSON.stringify(ctx.target.s3) } : {};
+  ctx.shared.filesFloor ??= forkServer(import.meta.url, { FLOOR_ROLE: 'files', BENCH_CPU_PROF_NAME: 'floor-files', FLOOR_REDIS_URL: redisUrl, FLOOR_BUCKET: serviceBucket, ...s3, ...(ctx.target.floorEnv ?? {}) }, 'files floor').then((s) => {
     ctx.onCleanup?.(() => s.stop());
     return { url: `http://127.0.0.1:${s.port}`, pid: s.pid, stop: s.stop };
   });

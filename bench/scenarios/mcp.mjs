@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { cpuMeter, cpuPer, cpuPerUnit } from '../lib/cpu.mjs';
 import { httpRequest, median, quantile, upload } from '../lib/http.mjs';
 import { addCpu, fmt, q, sizeLabel, stackPids } from './files-shared.mjs';
+import { startFilesFloor } from '../lib/floor-files.mjs';
 
 const sha256 = (text) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -113,12 +114,12 @@ const closeSessions = (sessions) => Promise.all(sessions.map((s) => s.close().ca
 
 /**
  * `workers` loops, each running `step(worker)` (resolving with its ms) one call after another
- * until `seconds` passed (at least once each): {calls, seconds, latencies, cpu} (cpu: the stack's
- * and the bench's CPU ms meanwhile).
+ * until `seconds` passed (at least once each): {calls, seconds, latencies, cpu} (cpu: the CPU ms
+ * of `pids`, the stack's unless given, and the bench's meanwhile).
  */
-async function closedLoop(ctx, { workers, seconds }, step) {
+async function closedLoop(ctx, { workers, seconds, pids = stackPids(ctx) }, step) {
   const latencies = [];
-  const meter = cpuMeter(stackPids(ctx));
+  const meter = cpuMeter(pids);
   const started = performance.now();
   const deadline = started + seconds * 1000;
   await Promise.all(
@@ -160,6 +161,25 @@ async function put(ctx, user, path, text, ifMatch) {
   return res;
 }
 
+/**
+ * A tools/call of `name` on the files floor (lib/floor-files.mjs: the tool's Redis and S3 calls
+ * from one bare process) as `user`, timed: {ms, out}; throws on a tool error.
+ */
+async function floorTool(floor, user, name, args) {
+  let out;
+  const ms = await timed(async () => {
+    const res = await httpRequest(`${floor.url}/mcp/${encodeURIComponent(user.sub)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+    });
+    const { result } = JSON.parse(res.text);
+    if (res.status !== 200 || result.isError) throw new Error(`floor ${name}: HTTP ${res.status} ${String(res.text).slice(0, 200)}`);
+    out = result.structuredContent;
+  });
+  return { ms, out };
+}
+
 const loadNote = (r) => `${fmt(r.rate, 0)}/s, p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms over ${r.calls}`;
 
 export async function mcpRead(ctx) {
@@ -179,6 +199,8 @@ export async function mcpRead(ctx) {
       const out = await session.call('read_text_file', { path });
       if (out?.content !== text || out.sha256 !== sha256(text)) throw new Error(`read_text_file ${path}: not the content written`);
     });
+  const floor = await startFilesFloor(ctx);
+  const floorPids = floor && { floor: floor.pid, ...(ctx.target.s3Pid && { s3: ctx.target.s3Pid }) };
   try {
     const kinds = {
       // The baseline: the JSON read route, the same files-service read as read_text_file without MCP.
@@ -195,29 +217,50 @@ export async function mcpRead(ctx) {
         }),
       mcp: async (w) => readTool(sessions[w]),
       sdk: async (w) => readTool(sdkSessions[w]),
+      // The floor: the tool's Redis and S3 calls from one bare process.
+      ...(floor && {
+        floor: async () => {
+          const { ms, out } = await floorTool(floor, user, 'read_text_file', { path });
+          if (out?.content !== text) throw new Error(`floor read_text_file ${path}: not the content written`);
+          return ms;
+        },
+      }),
     };
     const load = { workers: scale.mcpSessions };
+    const loadOf = (kind) => ({ ...load, ...(kind === 'floor' && { pids: floorPids }) });
     // Unmeasured warm-up of each path (connections, JIT, the sessions' first calls).
-    for (const step of Object.values(kinds)) await closedLoop(ctx, { ...load, seconds: scale.warmupS }, step);
-    const runs = { read: [], download: [], mcp: [], sdk: [] };
+    for (const [kind, step] of Object.entries(kinds)) await closedLoop(ctx, { ...loadOf(kind), seconds: Math.max(scale.warmupS, kind === 'floor' ? 1 : 0) }, step);
+    const runs = { read: [], download: [], mcp: [], sdk: [], floor: [] };
     for (let round = 0; round < READ_ROUNDS; round++) {
-      for (const [kind, step] of Object.entries(kinds)) runs[kind].push(await closedLoop(ctx, { ...load, seconds: scale.durationS / READ_ROUNDS }, step));
+      for (const [kind, step] of Object.entries(kinds)) runs[kind].push(await closedLoop(ctx, { ...loadOf(kind), seconds: scale.durationS / READ_ROUNDS }, step));
     }
     const [read, download, mcp, sdk] = [merged(runs.read), merged(runs.download), merged(runs.mcp), merged(runs.sdk)];
+    const floorLoad = floor ? merged(runs.floor) : undefined;
     return {
       value: mcp.rate,
       unit: 'reads/s',
       baseline: read.rate,
+      floor: floorLoad?.rate ?? null,
       p50: mcp.p50,
       p99: mcp.p99,
-      cpu: { per: 'call', system: cpuPerUnit(mcp.cpu, mcp.calls), baseline: cpuPerUnit(read.cpu, read.calls), download: cpuPerUnit(download.cpu, download.calls), sdkClient: cpuPerUnit(sdk.cpu, sdk.calls) },
+      cpu: {
+        per: 'call',
+        system: cpuPerUnit(mcp.cpu, mcp.calls),
+        baseline: cpuPerUnit(read.cpu, read.calls),
+        download: cpuPerUnit(download.cpu, download.calls),
+        sdkClient: cpuPerUnit(sdk.cpu, sdk.calls),
+        ...(floorLoad && { floor: cpuPerUnit(floorLoad.cpu, floorLoad.calls) }),
+      },
       metrics: { overDownload: mcp.rate / download.rate, sdkClientOverReadRoute: sdk.rate / read.rate },
       notes:
         `read_text_file of one ${sizeLabel(size)} text file from ${scale.mcpSessions} MCP sessions (a JSON-RPC client on the bench's HTTP agent, one call in flight each) for ${scale.durationS} s in ${READ_ROUNDS} rounds ` +
         `alternating with the HTTP reads, after ${scale.warmupS} s of warm-up of each; every answer checked: ${loadNote(mcp)}; ${cpuPer(mcp.cpu, mcp.calls, 'call')}. ` +
         `Baseline: GET /v1/agent/files/read (JSON) of the same file at ${scale.mcpSessions} concurrent: ${loadNote(read)}; ${cpuPer(read.cpu, read.calls, 'GET')}. ` +
         `GET /v1/agent/files/download of it: ${loadNote(download)}; ${cpuPer(download.cpu, download.calls, 'GET')}; MCP ÷ download ${fmt(mcp.rate / download.rate, 2)}. ` +
-        `The same tool from the official SDK's client: ${loadNote(sdk)}; ${cpuPer(sdk.cpu, sdk.calls, 'call')}; ÷ read route ${fmt(sdk.rate / read.rate, 2)} (its client's own CPU counts against it on this machine)`,
+        `The same tool from the official SDK's client: ${loadNote(sdk)}; ${cpuPer(sdk.cpu, sdk.calls, 'call')}; ÷ read route ${fmt(sdk.rate / read.rate, 2)} (its client's own CPU counts against it on this machine). ` +
+        (floorLoad
+          ? `Floor: the same tools/call answered by one bare process with the tool's Redis and S3 calls (one HGET of the index, one S3 GET; bench/lib/floor-files.mjs), alternated: ${loadNote(floorLoad)}; ${cpuPer(floorLoad.cpu, floorLoad.calls, 'call')}`
+          : "No floor: the bench cannot reach the stack's Redis"),
     };
   } finally {
     await closeSessions([...sessions, ...sdkSessions]);
@@ -288,8 +331,19 @@ export async function mcpEdit(ctx) {
     mcp: Array.from({ length: many }, (_, i) => editedFile(`/files/mcp/edit/mcp-${i}.txt`, bytes)),
     http: Array.from({ length: many }, (_, i) => editedFile(`/files/mcp/edit/http-${i}.txt`, bytes)),
   };
-  const files = [seq.mcp, seq.http, ...conc.mcp, ...conc.http];
+  const floor = await startFilesFloor(ctx);
+  const floorFile = floor && editedFile('/files/mcp/edit/seq-floor.txt', bytes);
+  const files = [seq.mcp, seq.http, ...conc.mcp, ...conc.http, ...(floorFile ? [floorFile] : [])];
   for (const file of files) await put(ctx, user, file.path, file.initial);
+  /** The floor's edit_file of floorFile (its Redis and S3 calls from one bare process): {ms, cpu}. */
+  const floorEditStep = async () => {
+    const { edit, after, done } = floorFile.next();
+    const meter = cpuMeter({ floor: floor.pid, ...(ctx.target.s3Pid && { s3: ctx.target.s3Pid }) });
+    const { ms, out } = await floorTool(floor, user, 'edit_file', { path: floorFile.path, edits: [edit] });
+    if (out?.sha256 !== sha256(after)) throw new Error(`floor edit_file: answered sha256 ${out?.sha256}, want ${sha256(after)}`);
+    done();
+    return { ms, cpu: meter() };
+  };
   const sessions = await openSessions(ctx, user, many);
   const [session] = sessions;
   try {
@@ -297,11 +351,13 @@ export async function mcpEdit(ctx) {
     for (let i = 0; i < 3; i++) {
       await mcpEditStep(session, seq.mcp);
       await httpEditStep(ctx, user, seq.http);
+      if (floor) await floorEditStep();
     }
     // Sequential, one session: the two kinds alternate, so drift on a shared machine hits both.
     const mine = [];
     const theirs = [];
-    const cpu = { mcp: {}, http: {} };
+    const least = [];
+    const cpu = { mcp: {}, http: {}, floor: {} };
     const minSamples = scale.latencyMinSamples;
     const started = performance.now();
     const elapsedS = () => (performance.now() - started) / 1000;
@@ -312,6 +368,11 @@ export async function mcpEdit(ctx) {
       meter = cpuMeter(stackPids(ctx));
       theirs.push(await httpEditStep(ctx, user, seq.http));
       addCpu(cpu.http, meter());
+      if (floor) {
+        const step = await floorEditStep();
+        least.push(step.ms);
+        addCpu(cpu.floor, step.cpu);
+      }
     }
     // `many` sessions, each editing a file of its own; against as many HTTP clients.
     const load = { workers: many, seconds: scale.latencyS };
@@ -326,9 +387,17 @@ export async function mcpEdit(ctx) {
       value: p50,
       unit: 'ms',
       baseline: base,
+      floor: least.length ? median(least) : null,
       p50,
       p99: quantile(mine, 0.99),
-      cpu: { per: 'edit', system: cpuPerUnit(cpu.mcp, mine.length), baseline: cpuPerUnit(cpu.http, theirs.length), concurrent: cpuPerUnit(mcpMany.cpu, mcpMany.calls), concurrentBaseline: cpuPerUnit(httpMany.cpu, httpMany.calls) },
+      cpu: {
+        per: 'edit',
+        system: cpuPerUnit(cpu.mcp, mine.length),
+        baseline: cpuPerUnit(cpu.http, theirs.length),
+        concurrent: cpuPerUnit(mcpMany.cpu, mcpMany.calls),
+        concurrentBaseline: cpuPerUnit(httpMany.cpu, httpMany.calls),
+        ...(least.length && { floor: cpuPerUnit(cpu.floor, least.length) }),
+      },
       metrics: { overBaseline: p50 / base, concurrentOverBaseline: mcpMany.p50 / httpMany.p50 },
       notes:
         `edit_file (one exact-match edit) of a ${sizeLabel(bytes)} text file, one call at a time from one MCP session (SDK client), alternated with the baseline: ` +
@@ -337,7 +406,10 @@ export async function mcpEdit(ctx) {
         `p50 ${fmt(base)} ms, p99 ${fmt(quantile(theirs, 0.99))} ms over ${theirs.length}; ${cpuPer(cpu.http, theirs.length, 'edit')}; p50 ÷ baseline p50 ${fmt(p50 / base, 2)}. ` +
         `${many} sessions on ${many} files for ${scale.latencyS} s: ${loadNote(mcpMany)}; ${cpuPer(mcpMany.cpu, mcpMany.calls, 'edit')}; ` +
         `${many} HTTP clients the same way: ${loadNote(httpMany)}; ${cpuPer(httpMany.cpu, httpMany.calls, 'edit')}; p50 ÷ p50 ${fmt(mcpMany.p50 / httpMany.p50, 2)}. ` +
-        `Every answer's sha256 checked, and every file's final content (${edits} edits in all, warm-up included) read back`,
+        `Every answer's sha256 checked, and every file's final content (${edits} edits in all, warm-up included) read back. ` +
+        (least.length
+          ? `Floor: the same tools/call answered by one bare process with the tool's Redis and S3 calls (HGET of the index, S3 GET, S3 PUT of the new bytes, the index's COMMIT script on the bytes read; bench/lib/floor-files.mjs), alternated: p50 ${fmt(median(least))} ms, p99 ${fmt(quantile(least, 0.99))} ms over ${least.length}; ${cpuPer(cpu.floor, least.length, 'edit')}`
+          : "No floor: the bench cannot reach the stack's Redis"),
     };
   } finally {
     await closeSessions(sessions);
