@@ -10,7 +10,8 @@
 //   per PATCH the config commit of floor-agents.mjs (read, WATCH, reads, MULTI/EXEC), and per
 //   GET /v1/agents (when given a list to answer) the page read of a user's 10,000 Agents: ZCARD,
 //   a rank range of the index, one pipelined HGETALL per Agent on the page; per chat through an
-//   alias, the service's WATCH/MULTI of a new chat (floor-agents.mjs floorChats).
+//   alias, the service's WATCH/MULTI of a new chat (floor-agents.mjs floorChats); an import
+//   (POST /v1/agents/import) is read to its end and refused.
 //
 // What the floor reaches on this machine bounds what the real stack can.
 // Prints {"msg":"listening","port":N} (IPC) when it serves.
@@ -135,6 +136,11 @@ if (role === 'http') {
   const unavailable = (res) => res.status(503).json({ error: { code: 'UNAVAILABLE' } });
   const list = process.env.FLOOR_LIST ? JSON.parse(process.env.FLOOR_LIST) : undefined;
   const app = express();
+  // An import read to its last byte and refused (import-hostile: receiving is all a floor must do).
+  app.post('/v1/agents/import', (req, res) => {
+    req.on('data', () => undefined);
+    req.on('end', () => res.status(400).json({ error: { code: 'INVALID_ARGUMENT' } }));
+  });
   app.post('/v1/agents/:id/chats', express.json({ limit: '1mb' }), async (req, res) => {
     try {
       if (!(await admitted(res))) return;
