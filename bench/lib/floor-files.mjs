@@ -18,13 +18,19 @@
 //   the index's COMMIT script on the bytes it read (If-Match); the answer as the tool's
 //   structured result. No session, authentication, rate limit, schema check or gRPC hop.
 //
+// - GET /search/:user?path=&q=: a case-sensitive literal search of a tree as an index of this
+//   design must serve it at the least: the tree's entries (one ZRANGEBYLEX), their content
+//   summaries (HMGET of the summaries hash, 1,000 keys a call), the files whose summary may hold
+//   every trigram of the literal read from S3 (16 at a time) and matched line by line; the
+//   matches as JSON.
+//
 // Prints {"msg":"listening","port":N} (IPC) when it serves. startFilesFloor() starts it.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { forkServer } from './child-server.mjs';
 
 if (process.env.FLOOR_ROLE === 'files') {
   const { default: express } = await import('express');
-  const { createRedis, RedisOutbox, userTag } = await import('@workspace/platform');
+  const { createRedis, RedisOutbox, literalTrigrams, mayContain, userTag } = await import('@workspace/platform');
   const dist = (p) => new URL(`../../services/files/dist/${p}`, import.meta.url).href;
   const { IndexKeys, RedisFileIndex } = await import(dist('adapters/index.redis.js'));
   const { RedisCheckpointIndex } = await import(dist('adapters/checkpoints.redis.js'));
@@ -107,6 +113,38 @@ if (process.env.FLOOR_ROLE === 'files') {
     const out = tool && s3 ? await tool(req.params.user, params.arguments ?? {}).catch(() => undefined) : undefined;
     if (!out) return res.json({ jsonrpc: '2.0', id, result: { isError: true, content: [{ type: 'text', text: 'failed' }] } });
     res.json({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out } });
+  });
+
+  app.get('/search/:user', async (req, res) => {
+    const path = String(req.query.path);
+    const literal = String(req.query.q);
+    const prefix = keys.prefix(req.params.user);
+    const files = [];
+    for (const m of await redis.zrangebylex(`${prefix}z`, `[${path}/`, `(${path}0`)) {
+      const cut = m.indexOf('\0');
+      if (cut >= 0) files.push({ path: m.slice(0, cut), key: m.slice(cut + 1).split('|')[3] });
+    }
+    const trigrams = literalTrigrams(literal, true);
+    const candidates = [];
+    for (let i = 0; i < files.length; i += 1_000) {
+      const batch = files.slice(i, i + 1_000);
+      const summaries = await redis.hmgetBuffer(`${prefix}tri`, ...batch.map((f) => f.key));
+      batch.forEach((f, j) => (!summaries[j] || mayContain(summaries[j], trigrams)) && candidates.push(f));
+    }
+    const matches = [];
+    for (let i = 0; i < candidates.length; i += 16) {
+      await Promise.all(
+        candidates.slice(i, i + 16).map(async (f) => {
+          const chunks = [];
+          for await (const chunk of await s3.getObject(bucket, f.key)) chunks.push(chunk);
+          Buffer.concat(chunks)
+            .toString('utf8')
+            .split('\n')
+            .forEach((line, n) => line.includes(literal) && matches.push({ path: f.path, line: n + 1, text: line }));
+        }),
+      );
+    }
+    res.json({ path, matches, filesSearched: files.length, candidates: candidates.length });
   });
 
   const step = (route, run) =>

@@ -12,8 +12,10 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { putBuffer } from '../lib/s3.mjs';
-import { pool, quantile, upload } from '../lib/http.mjs';
+import { httpRequest, pool, quantile, upload } from '../lib/http.mjs';
 import { fmt, getJson, q, timedLoop } from './files-shared.mjs';
+import { startFilesFloor } from '../lib/floor-files.mjs';
+import { cpuMeter, cpuPer, cpuPerUnit } from '../lib/cpu.mjs';
 
 const run = promisify(execFile);
 const LITERAL = 'zqxSearchMarker';
@@ -118,6 +120,21 @@ export async function search10k(ctx) {
   const regex = await timed(async () => {
     check.regex = (await searchAll(ctx, user, { q: REGEX, regex: true, caseSensitive: true })).matches;
   }, loops);
+  // The floor: the literal search's Redis and S3 calls from one bare process (lib/floor-files.mjs).
+  const floorServer = await startFilesFloor(ctx);
+  let floor;
+  if (floorServer) {
+    const url = `${floorServer.url}/search/${encodeURIComponent(user.sub)}?path=/files/search&q=${q(LITERAL)}`;
+    // It starts cold, where the system has served the seeding and its own loops: a second of warm-up.
+    await timed(() => httpRequest(url), { seconds: 1, minSamples: 1 });
+    const meter = cpuMeter({ floor: floorServer.pid, ...(ctx.target.s3Pid && { s3: ctx.target.s3Pid }) });
+    let found;
+    const loop = await timed(async () => {
+      found = JSON.parse((await httpRequest(url)).text);
+    }, loops);
+    floor = { ...loop, cpu: meter() };
+    if (found?.matches?.length !== want.literal) ctx.problem('search-10k', `the floor's literal search found ${found?.matches?.length} matches, a scan ${want.literal}`);
+  }
   if (check.literal !== want.literal) ctx.problem('search-10k', `the literal search found ${check.literal} matches, a scan ${want.literal}`);
   if (check.regex !== want.regex) ctx.problem('search-10k', `the regex search found ${check.regex} matches, a scan ${want.regex}`);
 
@@ -173,8 +190,10 @@ export async function search10k(ctx) {
     value: literal.p50,
     unit: 'ms',
     baseline: scanP50,
+    floor: floor?.p50 ?? null,
     p50: literal.p50,
     p99: literal.p99,
+    ...(floor && { cpu: { per: 'search', floor: cpuPerUnit(floor.cpu, floor.samples) } }),
     metrics: {
       literalOverScan: scanP50 ? literal.p50 / scanP50 : null,
       regexOverScan: scanRegexP50 ? regex.p50 / scanRegexP50 : null,
@@ -186,6 +205,9 @@ export async function search10k(ctx) {
       `(${want.literal} matches in ${want.literal} files) p50 ${fmt(literal.p50)} ms, p99 ${fmt(literal.p99)} ms over ${literal.samples} (filesSearched ${check.literalFiles}); ` +
       `regex '${REGEX}' (${want.regex} matches) p50 ${fmt(regex.p50)} ms, p99 ${fmt(regex.p99)} ms over ${regex.samples}; the first literal search after the uploads ${fmt(cold.ms)} ms. ` +
       `Baselines: ${scanNote}; grep on local disk: -rF p50 ${fmt(grepF.p50)} ms, -rE p50 ${fmt(grepE.p50)} ms. ${memoryNote}. ` +
-      `p50 of the scan over the search's: ${scanP50 ? fmt(scanP50 / literal.p50) : 'n/a'}× (${fmt(quantile([literal.p50], 0.5))} ms)`,
+      `p50 of the scan over the search's: ${scanP50 ? fmt(scanP50 / literal.p50) : 'n/a'}× (${fmt(quantile([literal.p50], 0.5))} ms). ` +
+      (floor
+        ? `Floor: the literal search by one bare process with the same Redis and S3 calls (ZRANGEBYLEX of the tree, HMGET of its summaries, S3 GETs of the files that may match, 16 at a time; bench/lib/floor-files.mjs): p50 ${fmt(floor.p50)} ms, p99 ${fmt(floor.p99)} ms over ${floor.samples}; ${cpuPer(floor.cpu, floor.samples, 'search')}`
+        : "No floor: the bench cannot reach the stack's Redis"),
   };
 }
