@@ -1,9 +1,11 @@
-// export-1000-files: a project's ZIP export against sequential direct GETs of the same objects.
+// export-1000-files: a project's ZIP export against sequential direct GETs of the same objects,
+// and against the floor: one bare process GETting them one after another into a STORED ZIP.
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { MiB } from '../lib/config.mjs';
-import { cpuMeter, cpuPer } from '../lib/cpu.mjs';
+import { cpuMeter, cpuPer, cpuPerUnit } from '../lib/cpu.mjs';
 import { expectStatus, httpRequest, median, pool, quantile } from '../lib/http.mjs';
+import { sharedRelay } from '../lib/relay-server.mjs';
 import { getObject, putBuffer } from '../lib/s3.mjs';
 import { distinctContents, fileNames, uploadMany } from '../lib/seed.mjs';
 import { addCpu, fmt, mibps, q, s3Pid, sizeLabel, transferPids } from './files-shared.mjs';
@@ -65,13 +67,24 @@ export async function export1000(ctx) {
   }
   const payload = objects ? objects.keys.reduce((n, k) => n + k.size, 0) : scale.exportFiles * fileBytes;
   const url = `${ctx.target.url}/v1/agent/projects/export?name=${q(name)}`;
+  // The floor (lib/relay-server.mjs, POST /zip): one bare process that GETs the same objects one
+  // after another and writes them as a STORED ZIP into its response, entries named as the
+  // export's (<project>/<path>): the least an export of objects in the store can do, with no
+  // listing (it is given the keys), no authentication and no compressibility probe.
+  const relay = objects ? await sharedRelay(ctx) : undefined;
+  const floorOrder = objects && JSON.stringify({ bucket: objects.bucket, entries: objects.keys.map(({ key }, i) => ({ key, name: paths[i].slice('/files/projects/'.length) })) });
+  // Every entry: a local header (30 bytes) and a central record (46) with its name, its bytes, then the directory's end (22).
+  const floorZipBytes = objects ? objects.keys.reduce((n, { size }, i) => n + 76 + 2 * Buffer.byteLength(paths[i].slice('/files/projects/'.length)) + size, 22) : 0;
   const system = [];
   const ttfb = [];
   const direct = [];
   const directTtfb = [];
+  const floor = [];
+  const floorTtfb = [];
   let zipBytes = 0;
   const exportCpu = {};
   const directCpu = {};
+  const floorCpu = {};
   for (let rep = 0; rep < scale.exportRepeats; rep++) {
     if (objects) {
       const meter = cpuMeter(s3Pid(ctx));
@@ -92,6 +105,14 @@ export async function export1000(ctx) {
     zipBytes = res.bytes;
     system.push(mibps(payload, res.ms));
     ttfb.push(res.ttfbMs);
+    if (relay) {
+      const relayMeter = cpuMeter({ relay: relay.pid, ...s3Pid(ctx) });
+      const got = await httpRequest(`${relay.url}/zip`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: floorOrder, sink: 'count' });
+      addCpu(floorCpu, relayMeter());
+      if (got.status !== 200 || got.bytes !== floorZipBytes) throw new Error(`floor export: HTTP ${got.status}, ${got.bytes} bytes (expected ${floorZipBytes})`);
+      floor.push(mibps(payload, got.ms));
+      floorTtfb.push(got.ttfbMs);
+    }
   }
   let parallel = '';
   if (objects) {
@@ -100,17 +121,22 @@ export async function export1000(ctx) {
     parallel = `; 8 concurrent direct GETs would reach ${fmt(mibps(payload, performance.now() - started))} MiB/s`;
   }
   const mibs = (payload * scale.exportRepeats) / MiB;
+  const floorNote = floor.length
+    ? ` Floor: one bare process GETting the same objects one after another into a STORED ZIP (${fmt(floorZipBytes / MiB)} MiB), ${floor.map((v) => fmt(v)).join(', ')} MiB/s, first byte after ${fmt(median(floorTtfb))} ms, ${cpuPer(floorCpu, mibs, 'MiB')}: the export reaches ${fmt(median(system) / median(floor), 3)} of it.`
+    : ' No floor: no S3 settings.';
   return {
     value: median(system),
     unit: 'MiB/s',
     baseline: objects ? median(direct) : null,
+    floor: floor.length ? median(floor) : null,
     p50: median(ttfb),
     p99: quantile(ttfb, 0.99),
+    cpu: { per: 'MiB', system: cpuPerUnit(exportCpu, mibs), ...(floor.length && { floor: cpuPerUnit(floorCpu, mibs) }), ...(objects && { baseline: cpuPerUnit(directCpu, mibs) }) },
     notes:
       `${paths.length} files, ${fmt(payload / MiB)} MiB (${sizeLabel(fileBytes)} each; uploaded through the gateway at ${scale.fileSeedConcurrency} concurrent, ` +
       `${fmt(paths.length / seed.seconds, 0)}/s, ${fmt(seed.seconds)} s); ZIP ${fmt(zipBytes / MiB)} MiB; MiB/s of file bytes, median of ${scale.exportRepeats} ` +
       `(export ${system.map((v) => fmt(v)).join(', ')}; baseline: sequential direct GETs of ${source ?? 'n/a: no S3 settings'} ${direct.map((v) => fmt(v)).join(', ')})${parallel}. ` +
       `p50/p99 = export time to first byte (ms); direct first object's first byte ${fmt(median(directTtfb))} ms. ` +
-      `Export ${cpuPer(exportCpu, mibs, 'MiB')}${objects ? `; direct ${cpuPer(directCpu, mibs, 'MiB')}` : ''}`,
+      `Export ${cpuPer(exportCpu, mibs, 'MiB')}${objects ? `; direct ${cpuPer(directCpu, mibs, 'MiB')}` : ''}.${floorNote}`,
   };
 }
