@@ -13,10 +13,14 @@ async function run(files: Partial<Record<keyof FilesClient, unknown>>, operation
   const routes = filesRoutes({ files: files as FilesClient, projects: {} as never, store: {} as ObjectStore, logger: createLogger('test', 'silent'), uploadIdleTimeoutMs: 1000 });
   const route = routes.find((r) => r.operationId === operationId) as RouteDef;
   let sent: unknown;
+  // A listing of several messages streams (write, then end); one of one message is sent whole.
+  const written: Buffer[] = [];
   const res = {
     json: (body: unknown) => void (sent = body),
     type: () => res,
     send: (bytes: Buffer) => void (sent = JSON.parse(bytes.toString('utf8'))),
+    write: (bytes: Buffer) => written.push(bytes) > 0,
+    end: (bytes: Buffer) => void (sent = JSON.parse(Buffer.concat([...written, bytes]).toString('utf8'))),
   } as unknown as Response;
   const call = { userId: 'u-1', requestId: 'r-1', signal: new AbortController().signal };
   const query = route.query ? parseWith(route.query, input.query ?? {}, 'query') : {};

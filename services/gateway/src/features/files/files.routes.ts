@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { ErrorCode, Logger } from '@workspace/platform';
 
 import type { ObjectStore } from '../../transfer/object-store.js';
@@ -123,19 +124,37 @@ function listRoute(files: FilesClient): RouteDef {
       const recursive = query.recursive ?? false;
       const paged = query.limit !== undefined || query.cursor !== undefined;
       const request = { path: query.path ?? '/files', recursive, paged, limit: query.limit ?? 0, cursor: query.cursor ?? '', asJson: true, includeStats: query.includeStats ?? true };
-      // The service renders the entries as this route's JSON: they pass through as bytes.
+      // The service renders the entries as this route's JSON: they pass through as bytes. One
+      // message (up to ~1 MiB of entries) is answered whole; from the second on, the answer
+      // streams, so a big listing is never copied into one buffer here (an error after that
+      // point can only cut the connection, which the error handler does).
       let path = '';
       let page = { cursor: null as string | null, hasMore: false };
-      const parts: Buffer[] = [];
+      let first: Buffer | undefined;
+      let streaming = false;
+      const head = () => Buffer.from(`{"path":${JSON.stringify(path)},"recursive":${recursive},"entries":[`);
       for await (const batch of files.listFiles(request, call)) {
         path = batch.path;
-        if (batch.entriesJson.length > 0) parts.push(...(parts.length > 0 ? [COMMA] : []), batch.entriesJson);
         // The cursor rides on the last message; earlier ones leave it empty.
         page = { cursor: batch.nextCursor || null, hasMore: batch.hasMore };
+        if (batch.entriesJson.length === 0) continue;
+        if (first === undefined) {
+          first = batch.entriesJson;
+          continue;
+        }
+        if (!streaming) {
+          streaming = true;
+          res.type('application/json');
+          res.write(head());
+          res.write(first);
+        }
+        res.write(COMMA);
+        // As fast as the client reads: the service's stream waits meanwhile (gRPC flow control).
+        if (!res.write(batch.entriesJson)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
       }
-      const head = Buffer.from(`{"path":${JSON.stringify(path)},"recursive":${recursive},"entries":[`);
       const tail = Buffer.from(paged ? `],"cursor":${JSON.stringify(page.cursor)},"hasMore":${page.hasMore}}` : ']}');
-      res.type('application/json').send(Buffer.concat([head, ...parts, tail]));
+      if (streaming) res.end(tail);
+      else res.type('application/json').send(Buffer.concat([head(), ...(first ? [first] : []), tail]));
     },
   });
 }
