@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { foldBytes, literalTrigrams, mayContain, summarize, summarizeContent, validSummary } from './content-summary.js';
+import { foldBytes, literalTrigrams, mayContain, summarize, summarizeContent, summaryBytesAtMost, validSummary } from './content-summary.js';
 
 /** The summary as the definition reads: a Set of the distinct folded trigrams, each setting two bits. */
 function reference(bytes: Uint8Array): Uint8Array {
@@ -34,6 +34,21 @@ describe('content summary', () => {
     // A content with more distinct trigrams than the first scratch list holds (it grows).
     const large = new Uint8Array(200_000).map((_, i) => (i * 2654435761) >>> 11);
     expect(Buffer.from(summarize(large, true)).equals(Buffer.from(reference(large)))).toBe(true);
+  });
+
+  it('content summary — summaryBytesAtMost bounds the summary of any content of that size', () => {
+    const contents = fc.oneof(fc.uint8Array({ maxLength: 40_000 }), fc.string({ unit: fc.constantFrom('a', 'b', ' '), maxLength: 3000 }).map((s) => Buffer.from(s)));
+    fc.assert(
+      fc.property(contents, (bytes) => {
+        expect(summarize(bytes, true).length).toBeLessThanOrEqual(summaryBytesAtMost(bytes.length));
+      }),
+      { numRuns: 200 },
+    );
+    // Distinct trigrams everywhere: the bound is reached, and it never passes the largest filter.
+    const distinct = new Uint8Array(200_000).map((_, i) => (i * 2654435761) >>> 11);
+    expect(summarize(distinct, true).length).toBeLessThanOrEqual(summaryBytesAtMost(distinct.length));
+    expect(summaryBytesAtMost(10 * 1024 * 1024)).toBe(1 + 64 * 1024);
+    expect(summaryBytesAtMost(0)).toBe(1 + 64);
   });
 
   it('content summary — every trigram of the content passes the filter; text and not text are told apart; the shape check', () => {

@@ -99,6 +99,17 @@ export function summarize(bytes: Uint8Array, text: boolean): Buffer {
   return out;
 }
 
+/**
+ * The most bytes the summary of a content of `contentBytes` bytes can take: its distinct
+ * trigrams are fewer than its bytes, so its filter is at most the size summarize() would pick
+ * for that many. Lets a reader bound what a batch of summaries weighs before fetching it.
+ */
+export function summaryBytesAtMost(contentBytes: number): number {
+  let size = MIN_FILTER_BYTES;
+  while (size < MAX_FILTER_BYTES && size * 8 < Math.max(0, contentBytes - 2) * BITS_PER_TRIGRAM) size *= 2;
+  return 1 + size;
+}
+
 /** The summary of a content, deciding whether it is text (valid UTF-8). */
 export function summarizeContent(bytes: Uint8Array): Buffer {
   return summarize(bytes, isUtf8(bytes));

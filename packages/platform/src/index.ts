@@ -15,7 +15,7 @@ export { checkJsonValue, type JsonValueProblem } from './json-value.js';
 export * from './agent-fields.js';
 export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, parsePath, ROOT, segmentProblem, type WorkspacePath } from './workspace-path.js';
 export { lineageCycle } from './lineage.js';
-export { foldBytes, isTextSummary, literalTrigrams, mayContain, summarize, summarizeContent, summaryWithin, SUMMARY_TEXT, validSummary } from './content-summary.js';
+export { foldBytes, isTextSummary, literalTrigrams, mayContain, summarize, summarizeContent, summaryBytesAtMost, summaryWithin, SUMMARY_TEXT, validSummary } from './content-summary.js';
 export { createRedis, duplicateRedis, type RedisClient } from './redis.js';
 export { Metrics } from './metrics.js';
 export { extractTraceContext, initTracing, injectTraceContext, traceIdOf, tracer, tracingEnabled, SpanKind, SpanStatusCode, type Context, type Span } from './tracing.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { errors, isTextSummary, mayContain, summarize, type Logger } from '@workspace/platform';
+import { errors, isTextSummary, mayContain, summarize, summaryBytesAtMost, type Logger } from '@workspace/platform';
 import type { Cursors } from './cursors.js';
 import type { IndexEntry } from './entries.js';
 import { globMatcher } from './glob.js';
@@ -14,9 +14,14 @@ export const DEFAULT_SEARCH_LIMIT = 100;
 export const MAX_SEARCH_LIMIT = 1_000;
 /** Index entries read per step of the listing. */
 const LIST_STEP = 1_000;
-/** Files whose summaries are fetched together; the first steps are small, so a short answer reads little. */
+/**
+ * Files whose summaries are fetched together; the first steps are small, so a short answer reads
+ * little. A batch also stops at SUMMARY_BATCH_BYTES of summaries at most (bounded by the files'
+ * sizes: summaryBytesAtMost), so a tree of large text files does not fetch 1,024 × 64 KiB at once.
+ */
 const FIRST_BATCH = 16;
-const MAX_BATCH = 256;
+const MAX_BATCH = 1_024;
+const SUMMARY_BATCH_BYTES = 4 * 1024 * 1024;
 /** The longest a search runs without letting the service serve others (ms): a glob's test of many paths is CPU work. */
 const SLICE_MS = 20;
 /** Committed files waiting to be summarized in the background, and summarized at once (per replica). */
@@ -96,6 +101,7 @@ export class Search {
     const rel = (path: string) => (path === scope.path ? baseName(scope) : path.slice(scope.path.length + 1));
     let batch: Candidate[] = [];
     let size = FIRST_BATCH;
+    let summaryBytes = 0;
     let slice = performance.now();
     for await (const file of this.#files(userId, scope.path, after?.[0])) {
       if (performance.now() - slice > SLICE_MS) {
@@ -106,9 +112,11 @@ export class Search {
       }
       if (file.entry.size > this.#o.maxFileBytes || !included(rel(file.path))) continue;
       batch.push(file);
-      if (batch.length < size) continue;
+      summaryBytes += summaryBytesAtMost(file.entry.size);
+      if (batch.length < size && summaryBytes < SUMMARY_BATCH_BYTES) continue;
       if (await this.#scan(run, batch)) break;
       batch = [];
+      summaryBytes = 0;
       size = Math.min(MAX_BATCH, size * 2);
     }
     if (run.matches.length < run.want && batch.length > 0) await this.#scan(run, batch);
