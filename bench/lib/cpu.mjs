@@ -2,6 +2,7 @@
 // and the bench process's own: on a machine of 2 shared cores, the CPU each hop spends per
 // request or per MiB is what bounds the throughput, more than any wait.
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 
 /** USER_HZ: /proc reports CPU time in ticks of 1/100 s on Linux. */
 const TICK_MS = 10;
@@ -58,4 +59,21 @@ export function cpuPer(cpu, count, unit) {
 export function cpuPerUnit(cpu, count) {
   if (!cpu || !count) return undefined;
   return Object.fromEntries(Object.entries(cpu).map(([name, ms]) => [name, Number((ms / count).toFixed(3))]));
+}
+
+/**
+ * Waits until the processes of `pids` together spend less than `share` of one CPU over a window
+ * of `windowMs` (at most `maxMs` in all): the work a scenario's setup left behind (events being
+ * relayed and consumed, say) done before it measures. Resolves with the ms waited.
+ */
+export async function settled(pids, { windowMs = 500, share = 0.05, maxMs = 60_000 } = {}) {
+  const started = performance.now();
+  for (;;) {
+    const meter = cpuMeter(pids);
+    await new Promise((resolve) => setTimeout(resolve, windowMs));
+    const { bench: _self, ...spent } = meter();
+    const total = Object.values(spent).reduce((a, b) => a + b, 0);
+    const waited = performance.now() - started;
+    if (total < share * windowMs || waited >= maxMs) return waited;
+  }
 }

@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import { startBaselineServer } from '../lib/baseline-server.mjs';
 import { startFloorServer } from '../lib/floor-server.mjs';
-import { cpuMeter, cpuPer, cpuPerUnit } from '../lib/cpu.mjs';
+import { cpuMeter, cpuPer, cpuPerUnit, settled } from '../lib/cpu.mjs';
 import { cannon, expectStatus, httpRequest, latencyLoop } from '../lib/http.mjs';
 import { cannonNotes, createAgents, fmt } from './agents-shared.mjs';
 
@@ -89,6 +89,9 @@ export async function agentsList10k(ctx) {
     description: `${group(i)}: one of ${scale.listAgents} Agents of one user`,
   }));
   const seedS = (performance.now() - started) / 1000;
+  // The creates' events are still being relayed and consumed (automations, webhooks): measured
+  // meanwhile, the list would share the CPUs with that backlog.
+  const settleMs = ctx.target.pids ? await settled(ctx.target.pids) : 0;
   const headers = { authorization: `Bearer ${user.token}` };
   const listUrl = `${ctx.target.url}/v1/agents`;
   const q = group(42);
@@ -140,7 +143,7 @@ export async function agentsList10k(ctx) {
     cpu: { per: 'request', system: cpuPerUnit(plain.cpu, plain.samples), withQ: cpuPerUnit(filtered.cpu, filtered.samples), baseline: cpuPerUnit(base.cpu, base.samples), ...(floor && { floor: cpuPerUnit(floor.cpu, floor.samples) }) },
     metrics: { qP50: filtered.p50 },
     notes:
-      `${scale.listAgents} Agents of one user (seeded through the gateway in ${fmt(seedS)} s, ${fmt(scale.listAgents / seedS, 0)} creates/s at ${scale.seedConcurrency} concurrent). ` +
+      `${scale.listAgents} Agents of one user (seeded through the gateway in ${fmt(seedS)} s, ${fmt(scale.listAgents / seedS, 0)} creates/s at ${scale.seedConcurrency} concurrent; the stack then settled in ${fmt(settleMs / 1000)} s). ` +
       `Sequential requests, keep-alive. Without q (page 1, limit 20): p50 ${fmt(plain.p50)} ms, p99 ${fmt(plain.p99)} ms over ${plain.samples}. ` +
       `${cpuPer(plain.cpu, plain.samples, 'request')}. With q=${q} (${matches} matches): p50 ${fmt(filtered.p50)} ms, p99 ${fmt(filtered.p99)} ms over ${filtered.samples}; ${cpuPer(filtered.cpu, filtered.samples, 'request')}. ` +
       `Baseline: bare Express 5 answering the same page (${Buffer.byteLength(JSON.stringify(page))} B), p50 ${fmt(base.p50)} ms over ${base.samples}, ${cpuPer(base.cpu, base.samples, 'request')}. ` +
