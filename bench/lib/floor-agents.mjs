@@ -26,6 +26,7 @@ export function floorKeys(run) {
     chat: (chatId) => `${base}:chat:${chatId}`,
     aliases: (agentId) => `${base}:aliases:${agentId}`,
     aliasStats: (agentId) => `${base}:alias-stats:${agentId}`,
+    schedules: (agentId) => `${base}:schedules:${agentId}`,
     search: { docs: `${base}:q:docs`, gram: (trigram) => `${base}:q:gram:${trigram}` },
   };
 }
@@ -82,13 +83,22 @@ export async function seedIndex(redis, keys, body, listed, total) {
   await tx.exec();
 }
 
-/** A page of the list as the service reads it (agent-reads.redis.ts page): the count, a rank range, one pipelined HGETALL per Agent on it. */
+/**
+ * A page of the list as the services read it: the agents service's count, rank range and one
+ * pipelined HGETALL per Agent on it (agent-reads.redis.ts page), then the schedule summaries the
+ * gateway asks of the automations service for the page, one pipelined ZRANGE per Agent
+ * (schedule-repo.redis.ts summarize; with no schedules, nothing more).
+ */
 export async function readPage(redis, keys, offset, limit) {
   const total = await redis.zcard(keys.index);
   const members = await redis.zrevrange(keys.index, offset, offset + limit - 1);
-  const pipeline = redis.pipeline();
-  for (const m of members) pipeline.hgetall(keys.agent(m.slice(m.lastIndexOf('|') + 1)));
-  await pipeline.exec();
+  const ids = members.map((m) => m.slice(m.lastIndexOf('|') + 1));
+  const agents = redis.pipeline();
+  for (const id of ids) agents.hgetall(keys.agent(id));
+  await agents.exec();
+  const schedules = redis.pipeline();
+  for (const id of ids) schedules.zrange(keys.schedules(id), '0', '-1');
+  await schedules.exec();
   return total;
 }
 

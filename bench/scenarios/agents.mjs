@@ -148,7 +148,7 @@ export async function agentsList10k(ctx) {
       `${cpuPer(plain.cpu, plain.samples, 'request')}. With q=${q} (${matches} matches): p50 ${fmt(filtered.p50)} ms, p99 ${fmt(filtered.p99)} ms over ${filtered.samples}; ${cpuPer(filtered.cpu, filtered.samples, 'request')}. ` +
       `Baseline: bare Express 5 answering the same page (${Buffer.byteLength(JSON.stringify(page))} B), p50 ${fmt(base.p50)} ms over ${base.samples}, ${cpuPer(base.cpu, base.samples, 'request')}. ` +
       (floor
-        ? `Floor: the same page through Express 5 → grpc-js → a gRPC server with the contract's Redis calls (the rate-limit EVALSHA; ZCARD, ZREVRANGE and ${page.agents.length} pipelined HGETALLs of an index of ${scale.listAgents}), p50 ${fmt(floor.p50)} ms over ${floor.samples}, ${cpuPer(floor.cpu, floor.samples, 'request')}`
+        ? `Floor: the same page through Express 5 → grpc-js → a gRPC server with the contract's Redis calls (the rate-limit EVALSHA; ZCARD, ZREVRANGE and ${page.agents.length} pipelined HGETALLs of an index of ${scale.listAgents}; the page's schedule summaries, ${page.agents.length} pipelined ZRANGEs, in the same gRPC server where the design asks the automations service), p50 ${fmt(floor.p50)} ms over ${floor.samples}, ${cpuPer(floor.cpu, floor.samples, 'request')}`
         : 'No floor: the target has no Redis settings'),
   };
 }
