@@ -159,6 +159,7 @@ if (process.env.RELAY_CHILD === '1') {
  * most 65,535 entries and 4 GiB.
  */
 async function zipObjects(client, bucket, entries, out) {
+  const { zipCentralRecord, zipEnd, zipLocalHeader } = await import('@workspace/testkit');
   const now = new Date();
   const dosTime = (now.getHours() << 11) | (now.getMinutes() << 5) | (now.getSeconds() >> 1);
   const dosDate = ((now.getFullYear() - 1980) << 9) | ((now.getMonth() + 1) << 5) | now.getDate();
@@ -173,50 +174,19 @@ async function zipObjects(client, bucket, entries, out) {
       crc = crc32(chunk, crc);
       size += chunk.length;
     }
-    const nameBytes = Buffer.from(name, 'utf8');
-    const header = Buffer.alloc(30 + nameBytes.length);
-    header.writeUInt32LE(0x04034b50, 0);
-    header.writeUInt16LE(10, 4); // version needed: 1.0, STORED
-    header.writeUInt16LE(0x800, 6); // UTF-8 names
-    header.writeUInt16LE(0, 8); // STORED
-    header.writeUInt16LE(dosTime, 10);
-    header.writeUInt16LE(dosDate, 12);
-    header.writeUInt32LE(crc, 14);
-    header.writeUInt32LE(size, 18);
-    header.writeUInt32LE(size, 22);
-    header.writeUInt16LE(nameBytes.length, 26);
-    nameBytes.copy(header, 30);
+    const fields = { name: Buffer.from(name, 'utf8'), method: 0, crc, compressedSize: size, size, dosTime, dosDate };
+    const header = zipLocalHeader(fields);
     // One write of the header and the bytes together (corked): the object is in hand whole anyway.
     out.cork();
     out.write(header);
     for (const part of parts) out.write(part);
     out.uncork();
     if (out.writableNeedDrain) await once(out, 'drain');
-    const record = Buffer.alloc(46 + nameBytes.length);
-    record.writeUInt32LE(0x02014b50, 0);
-    record.writeUInt16LE(20, 4);
-    record.writeUInt16LE(10, 6);
-    record.writeUInt16LE(0x800, 8);
-    record.writeUInt16LE(0, 10);
-    record.writeUInt16LE(dosTime, 12);
-    record.writeUInt16LE(dosDate, 14);
-    record.writeUInt32LE(crc, 16);
-    record.writeUInt32LE(size, 20);
-    record.writeUInt32LE(size, 24);
-    record.writeUInt16LE(nameBytes.length, 28);
-    record.writeUInt32LE(offset, 42);
-    nameBytes.copy(record, 46);
-    central.push(record);
+    central.push(zipCentralRecord(fields, offset));
     offset += header.length + size;
   }
   const directory = Buffer.concat(central);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  if (!out.write(Buffer.concat([directory, end]))) await once(out, 'drain');
+  if (!out.write(Buffer.concat([directory, zipEnd(entries.length, directory.length, offset)]))) await once(out, 'drain');
 }
 
 /**

@@ -8,4 +8,4 @@ export { startNatsServer, type NatsServerHandle } from './nats-server.js';
 export { startNatsCluster, type NatsClusterHandle } from './nats-cluster.js';
 export { resolveScaledInfra } from './scaled.js';
 export { launchStack, STACK_SERVICES, type LaunchedStack, type LaunchOptions, type StackService } from './stack.js';
-export { rawZip, type RawEntry } from './raw-zip.js';
+export { rawZip, zipCentralRecord, zipEnd, zipLocalHeader, type RawEntry, type ZipEntryFields } from './raw-zip.js';
