@@ -150,7 +150,9 @@ function listRoute(files: FilesClient): RouteDef {
         }
         res.write(COMMA);
         // As fast as the client reads: the service's stream waits meanwhile (gRPC flow control).
-        if (!res.write(batch.entriesJson)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+        // A client gone stops the listing (the call's signal ends the stream too).
+        if (!res.write(batch.entriesJson) && !res.destroyed) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+        if (res.destroyed) return;
       }
       const tail = Buffer.from(paged ? `],"cursor":${JSON.stringify(page.cursor)},"hasMore":${page.hasMore}}` : ']}');
       if (streaming) res.end(tail);
