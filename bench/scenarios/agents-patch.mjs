@@ -7,6 +7,7 @@ import { startBaselineServer } from '../lib/baseline-server.mjs';
 import { startFloorServer } from '../lib/floor-server.mjs';
 import { cpuMeter, cpuPerUnit } from '../lib/cpu.mjs';
 import { apiClient, cannon, expectStatus, pool } from '../lib/http.mjs';
+import { over } from '../lib/report.mjs';
 import { cannonNotes, createAgents, fmt } from './agents-shared.mjs';
 
 /**
@@ -178,7 +179,7 @@ export async function agentPatch(ctx) {
     p50: sys.p50,
     p99: sys.p99,
     cpu,
-    metrics: { agentsCpu: cpu.system?.agents, gatewayCpu: cpu.system?.gateway },
+    metrics: { agentsCpuOverFloor: over(cpu.system?.agents, cpu.floor?.['floor-grpc']), gatewayCpuOverFloor: over(cpu.system?.gateway, cpu.floor?.['floor-http']) },
     notes:
       `uncontended (${agents.length} Agents, each writer on its own with the right baseConfigId): ${cannonNotes('gateway', sys)}; ${cannonNotes('baseline (bare Express 5 PATCH, JSON body parsed)', base)}. ` +
       `contended (1 Agent, ${scale.connections} writers × ${scale.patchRounds} rounds on one base): ${race.text}. ${floorNotes}`,

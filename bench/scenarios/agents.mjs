@@ -5,6 +5,7 @@ import { startBaselineServer } from '../lib/baseline-server.mjs';
 import { startFloorServer } from '../lib/floor-server.mjs';
 import { cpuMeter, cpuPer, cpuPerUnit, settled } from '../lib/cpu.mjs';
 import { cannon, expectStatus, httpRequest, latencyLoop } from '../lib/http.mjs';
+import { over } from '../lib/report.mjs';
 import { cannonNotes, createAgents, fmt } from './agents-shared.mjs';
 
 /** Fields of a realistic Agent (its GET answers ~2 KB of JSON). */
@@ -70,7 +71,7 @@ export async function agentGet(ctx) {
     p50: sys.p50,
     p99: sys.p99,
     cpu,
-    metrics: { floorRatio: sys.rps / floor.rps, p99OverFloor: sys.p99 / floor.p99, agentsCpu: cpu.system?.agents },
+    metrics: { floorRatio: sys.rps / floor.rps, p99OverFloor: sys.p99 / floor.p99, agentsCpuOverFloor: over(cpu.system?.agents, cpu.floor?.['floor-grpc']) },
     notes:
       `${scale.connections} connections, ${scale.durationS} s; ${Buffer.byteLength(got.text)} B of JSON. ${cannonNotes('baseline (bare Express 5)', base)}. ${cannonNotes('gateway', sys)}. ` +
       `${cannonNotes('bare floor (Express 5 → grpc-js → in-memory gRPC server: the two processes and the hop of this design, nothing else)', bare)}; ${ioNotes}` +
@@ -141,7 +142,7 @@ export async function agentsList10k(ctx) {
     p99: plain.p99,
     // Per request without q; with q beside it.
     cpu: { per: 'request', system: cpuPerUnit(plain.cpu, plain.samples), withQ: cpuPerUnit(filtered.cpu, filtered.samples), baseline: cpuPerUnit(base.cpu, base.samples), ...(floor && { floor: cpuPerUnit(floor.cpu, floor.samples) }) },
-    metrics: { qP50: filtered.p50 },
+    metrics: { qOverFloor: over(filtered.p50, floor?.p50) },
     notes:
       `${scale.listAgents} Agents of one user (seeded through the gateway in ${fmt(seedS)} s, ${fmt(scale.listAgents / seedS, 0)} creates/s at ${scale.seedConcurrency} concurrent; the stack then settled in ${fmt(settleMs / 1000)} s). ` +
       `Sequential requests, keep-alive. Without q (page 1, limit 20): p50 ${fmt(plain.p50)} ms, p99 ${fmt(plain.p99)} ms over ${plain.samples}. ` +

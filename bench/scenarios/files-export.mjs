@@ -6,6 +6,7 @@ import { MiB } from '../lib/config.mjs';
 import { cpuMeter, cpuPer, cpuPerUnit } from '../lib/cpu.mjs';
 import { expectStatus, httpRequest, median, pool, quantile } from '../lib/http.mjs';
 import { sharedRelay } from '../lib/relay-server.mjs';
+import { over } from '../lib/report.mjs';
 import { getObject, putBuffer } from '../lib/s3.mjs';
 import { distinctContents, fileNames, uploadMany } from '../lib/seed.mjs';
 import { addCpu, fmt, mibps, q, s3Pid, sizeLabel, transferPids } from './files-shared.mjs';
@@ -131,6 +132,7 @@ export async function export1000(ctx) {
     floor: floor.length ? median(floor) : null,
     p50: median(ttfb),
     p99: quantile(ttfb, 0.99),
+    metrics: { ttfbOverFloor: over(median(ttfb), floorTtfb.length ? median(floorTtfb) : undefined) },
     cpu: { per: 'MiB', system: cpuPerUnit(exportCpu, mibs), ...(floor.length && { floor: cpuPerUnit(floorCpu, mibs) }), ...(objects && { baseline: cpuPerUnit(directCpu, mibs) }) },
     notes:
       `${paths.length} files, ${fmt(payload / MiB)} MiB (${sizeLabel(fileBytes)} each; uploaded through the gateway at ${scale.fileSeedConcurrency} concurrent, ` +

@@ -5,6 +5,7 @@ import { MiB } from '../lib/config.mjs';
 import { cpuMeter, cpuPer, cpuPerUnit } from '../lib/cpu.mjs';
 import { fileRepeated, httpRequest, median, upload } from '../lib/http.mjs';
 import { sharedRelay } from '../lib/relay-server.mjs';
+import { over } from '../lib/report.mjs';
 import { getObject, putFile, putFileMultipart } from '../lib/s3.mjs';
 import { addCpu, fmt, gatewayFilesPer, mibps, q, rss, s3Pid, sizeLabel, transferPids } from './files-shared.mjs';
 
@@ -77,7 +78,7 @@ export async function upload256(ctx) {
     unit: 'MiB/s',
     baseline: s3 ? median(direct) : null,
     floor: relayed.length ? median(relayed) : null,
-    metrics: { cpuPerMiB: perMiB },
+    metrics: { cpuPerMiB: perMiB, cpuOverFloor: over(perMiB, cpu.relay.relay / mibs) },
     cpu: { per: 'MiB', system: cpuPerUnit(cpu.system, mibs), ...(relayed.length && { floor: cpuPerUnit(cpu.relay, mibs) }), ...(s3 && { baseline: cpuPerUnit(cpu.direct, mibs) }) },
     notes:
       `${sizeLabel(file.size)} from a temp file, median of ${scale.transferRepeats} (gateway ${system.map((v) => fmt(v)).join(', ')}; ` +
@@ -147,7 +148,7 @@ export async function download256(ctx) {
     unit: 'MiB/s',
     baseline: s3 ? median(direct) : null,
     floor: relayed.length ? median(relayed) : null,
-    metrics: { cpuPerMiB: perMiB },
+    metrics: { cpuPerMiB: perMiB, cpuOverFloor: over(perMiB, cpu.relay.relay / mibs) },
     cpu: { per: 'MiB', system: cpuPerUnit(cpu.system, mibs), ...(relayed.length && { floor: cpuPerUnit(cpu.relay, mibs) }), ...(s3 && { baseline: cpuPerUnit(cpu.direct, mibs) }) },
     notes:
       `${sizeLabel(file.size)}, median of ${scale.transferRepeats} (gateway ${system.map((v) => fmt(v)).join(', ')} MiB/s; ` +
