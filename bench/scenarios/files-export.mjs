@@ -132,7 +132,7 @@ export async function export1000(ctx) {
     floor: floor.length ? median(floor) : null,
     p50: median(ttfb),
     p99: quantile(ttfb, 0.99),
-    metrics: { ttfbOverFloor: over(median(ttfb), floorTtfb.length ? median(floorTtfb) : undefined) },
+    metrics: { ttfbOverFloor: over(median(ttfb), median(floorTtfb)) },
     cpu: { per: 'MiB', system: cpuPerUnit(exportCpu, mibs), ...(floor.length && { floor: cpuPerUnit(floorCpu, mibs) }), ...(objects && { baseline: cpuPerUnit(directCpu, mibs) }) },
     notes:
       `${paths.length} files, ${fmt(payload / MiB)} MiB (${sizeLabel(fileBytes)} each; uploaded through the gateway at ${scale.fileSeedConcurrency} concurrent, ` +

@@ -78,7 +78,7 @@ export async function upload256(ctx) {
     unit: 'MiB/s',
     baseline: s3 ? median(direct) : null,
     floor: relayed.length ? median(relayed) : null,
-    metrics: { cpuPerMiB: perMiB, cpuOverFloor: over(perMiB, cpu.relay.relay / mibs) },
+    metrics: { cpuOverFloor: over(perMiB, cpu.relay.relay / mibs) },
     cpu: { per: 'MiB', system: cpuPerUnit(cpu.system, mibs), ...(relayed.length && { floor: cpuPerUnit(cpu.relay, mibs) }), ...(s3 && { baseline: cpuPerUnit(cpu.direct, mibs) }) },
     notes:
       `${sizeLabel(file.size)} from a temp file, median of ${scale.transferRepeats} (gateway ${system.map((v) => fmt(v)).join(', ')}; ` +
@@ -148,7 +148,7 @@ export async function download256(ctx) {
     unit: 'MiB/s',
     baseline: s3 ? median(direct) : null,
     floor: relayed.length ? median(relayed) : null,
-    metrics: { cpuPerMiB: perMiB, cpuOverFloor: over(perMiB, cpu.relay.relay / mibs) },
+    metrics: { cpuOverFloor: over(perMiB, cpu.relay.relay / mibs) },
     cpu: { per: 'MiB', system: cpuPerUnit(cpu.system, mibs), ...(relayed.length && { floor: cpuPerUnit(cpu.relay, mibs) }), ...(s3 && { baseline: cpuPerUnit(cpu.direct, mibs) }) },
     notes:
       `${sizeLabel(file.size)}, median of ${scale.transferRepeats} (gateway ${system.map((v) => fmt(v)).join(', ')} MiB/s; ` +
