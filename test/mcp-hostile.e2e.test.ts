@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createRedis, type RedisClient } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { list } from './support/files-api.js';
+import { MAX_SESSIONS_PER_USER } from '../services/gateway/src/features/mcp/sessions.redis.js';
 import { mcpPost } from './support/mcp.js';
 import { startStack, type ApiUser, type Stack } from './support/stack.js';
 
@@ -186,6 +188,27 @@ describe('mcp hostile — sessions', () => {
     expect(await redis.exists(...keys)).toBe(0);
     refused(await send(u, sid, { jsonrpc: '2.0', id: 3, method: 'ping' }), 404, -32001);
     expect((await del(u.token)).status).toBe(404);
+  }, 60_000);
+});
+
+describe('mcp hostile — sessions without end', () => {
+  it(`mcp hostile — a client that never sends DELETE holds at most ${MAX_SESSIONS_PER_USER} sessions (each was kept for a day): one more ends the oldest, whose next request is 404`, async () => {
+    const u = await stack.user();
+    const opened = [await open(u)];
+    // The first is the oldest by a clear margin (ids opened in the same millisecond tie).
+    await sleep(5);
+    for (let i = 1; i < MAX_SESSIONS_PER_USER; i++) opened.push(await open(u));
+    expect((await sessionsOf(u.sub)).length).toBe(MAX_SESSIONS_PER_USER);
+    const newest = await open(u);
+    const held = await sessionsOf(u.sub);
+    expect(held.length).toBe(MAX_SESSIONS_PER_USER);
+    expect(held.sort()).toEqual([...opened.slice(1), newest].sort());
+    refused(await send(u, opened[0], { jsonrpc: '2.0', id: 2, method: 'ping' }), 404, -32001);
+    for (const sid of [opened[1], newest]) expect((await send(u, sid, { jsonrpc: '2.0', id: 3, method: 'ping' })).status).toBe(200);
+    // Another user's sessions are theirs to count.
+    const other = await stack.user();
+    expect((await send(other, await open(other), { jsonrpc: '2.0', id: 5, method: 'ping' })).status).toBe(200);
+    expect((await sessionsOf(u.sub)).length).toBe(MAX_SESSIONS_PER_USER);
   }, 60_000);
 });
 

@@ -180,7 +180,7 @@ export function mcpRouter(deps: McpDeps): Router {
   const del: RequestHandler = async (req, res) => {
     const session = await sessionOf(req, res);
     if (!session) return;
-    await sessions.end(session.id);
+    await sessions.end(session);
     res.status(200).end();
   };
 

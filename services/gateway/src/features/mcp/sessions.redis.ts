@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { errors, luaScript, type RedisClient } from '@workspace/platform';
+import { errors, luaScript, userTag, type RedisClient } from '@workspace/platform';
 
 /** What a session remembers between requests, whichever replica serves them. */
 export interface McpSession {
@@ -21,6 +21,44 @@ export const SESSION_TTL_S = 24 * 3600;
  * changes and matches each change against each, so a client may not grow them without end.
  */
 export const MAX_SUBSCRIPTIONS = 1_000;
+
+/**
+ * Sessions one user may hold at once. A client that never sends DELETE (most end by exiting)
+ * would otherwise leave a session per initialize in Redis for a day: beyond this, opening one
+ * ends the user's least recently used, whose client then sees 404 and, as the transport says,
+ * starts anew.
+ */
+export const MAX_SESSIONS_PER_USER = 100;
+
+/**
+ * How stale a session's place in its user's set may get: a request moves it to the front at
+ * most this often per replica, so the set costs one command per session per interval, not one
+ * per request. An id older than SESSION_TTL_S plus this names a session that has expired.
+ */
+const TOUCH_EVERY_MS = 10 * 60_000;
+/** The user's set outlives the newest use of any of its sessions. */
+const SET_TTL_S = SESSION_TTL_S + TOUCH_EVERY_MS / 1000;
+
+/**
+ * KEYS: the user's sessions (a sorted set of ids by last use); ARGV: the new id, now (ms), the
+ * lifetime in seconds, the cap, the staleness of a last use. Forgets the ids of expired
+ * sessions, adds the new one, and pops and answers the ids of the least recently used beyond
+ * the cap (never the new one), for the caller to end; the set's lifetime renewed.
+ */
+const ADMIT = luaScript(`local now = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - tonumber(ARGV[3]) * 1000 - tonumber(ARGV[5])))
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
+if excess <= 0 then return {} end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, excess - 1)
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, excess - 1)
+return oldest`);
+
+/** KEYS: the user's sessions; ARGV: the id, now (ms), the set's lifetime in seconds. Puts the id at the front, the set's lifetime renewed. */
+const TOUCH = luaScript(`redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1`);
 
 /** KEYS: the subscriptions; ARGV: the path, the most a session holds, the lifetime. 1 when subscribed (or already), 0 when full. */
 const SUBSCRIBE = luaScript(`if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 and redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
@@ -62,10 +100,41 @@ export class SessionStore {
     return (['session', 'subs', 'cursor', 'stream'] as const).map((p) => this.key(id, p));
   }
 
+  /** The ids of a user's sessions by last use; in the user's slot, apart from the sessions' own. */
+  private userKey(userId: string): string {
+    return `mcp:${userTag(userId)}:sessions`;
+  }
+
+  /**
+   * Opens a session; when that takes its user past MAX_SESSIONS_PER_USER, the least recently
+   * used end. Two steps, since the user's set and each session live in different slots: a crash
+   * between them leaves sessions that expire as any other.
+   */
   async create(fields: Omit<McpSession, 'id' | 'createdAt' | 'logLevel'>): Promise<McpSession> {
-    const session: McpSession = { id: randomBytes(16).toString('hex'), logLevel: 'info', createdAt: new Date().toISOString(), ...fields };
+    const now = Date.now();
+    const session: McpSession = { id: randomBytes(16).toString('hex'), logLevel: 'info', createdAt: new Date(now).toISOString(), ...fields };
     await this.run(() => this.redis.set(this.key(session.id, 'session'), JSON.stringify(session), 'EX', SESSION_TTL_S));
+    const args = [session.id, now, SESSION_TTL_S, MAX_SESSIONS_PER_USER, TOUCH_EVERY_MS, SET_TTL_S].map(String);
+    const ending = (await this.run(() => this.redis.eval(ADMIT, 1, this.userKey(session.userId), ...args))) as string[];
+    await Promise.all(ending.map((id) => this.run(() => this.redis.del(...this.keys(id)))));
+    this.touched.set(session.id, now);
     return session;
+  }
+
+  /** When this replica last moved each session to the front of its user's set (bounded: cleared when full). */
+  private readonly touched = new Map<string, number>();
+
+  /**
+   * Moves a session to the front of its user's set, at most once per TOUCH_EVERY_MS here (a
+   * session opened before the set existed joins it so). One ended meanwhile on another replica
+   * may come back as an id with no session: it counts until it is the least recently used.
+   */
+  private async touch(session: McpSession): Promise<void> {
+    const now = Date.now();
+    if (now - (this.touched.get(session.id) ?? 0) < TOUCH_EVERY_MS) return;
+    if (this.touched.size >= 10_000) this.touched.clear();
+    this.touched.set(session.id, now);
+    await this.run(() => this.redis.eval(TOUCH, 1, this.userKey(session.userId), session.id, String(now), String(SET_TTL_S)));
   }
 
   /**
@@ -78,15 +147,19 @@ export class SessionStore {
     const raw = await this.run(() => this.redis.eval(GET_AND_RENEW, 4, ...this.keys(id), String(SESSION_TTL_S)));
     if (typeof raw !== 'string') return undefined;
     const session = JSON.parse(raw) as McpSession;
-    return session.userId === userId ? session : undefined;
+    if (session.userId !== userId) return undefined;
+    await this.touch(session);
+    return session;
   }
 
   async setLogLevel(session: McpSession, level: string): Promise<void> {
     await this.run(() => this.redis.set(this.key(session.id, 'session'), JSON.stringify({ ...session, logLevel: level }), 'EX', SESSION_TTL_S));
   }
 
-  async end(id: string): Promise<void> {
-    await this.run(() => this.redis.del(...this.keys(id)));
+  async end(session: McpSession): Promise<void> {
+    await this.run(() => this.redis.del(...this.keys(session.id)));
+    await this.run(() => this.redis.zrem(this.userKey(session.userId), session.id));
+    this.touched.delete(session.id);
   }
 
   /** False when the session holds MAX_SUBSCRIPTIONS others already. */
