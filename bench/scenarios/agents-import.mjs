@@ -10,17 +10,19 @@ import { expectStatus, httpRequest, latencyLoop, quantile } from '../lib/http.mj
 import { fmt, rss } from './files-shared.mjs';
 import { startFloorServer } from '../lib/floor-server.mjs';
 import { over } from '../lib/report.mjs';
+import { EVENT_LOOP_SAMPLE_MS } from '@workspace/platform';
 
 /**
  * The gateway's longest event-loop delay (ms) since the last call: prom-client's
- * nodejs_eventloop_lag_max_seconds covers the time since the previous scrape. Undefined
- * without a metrics URL (a stack not launched here).
+ * nodejs_eventloop_lag_max_seconds covers the time since the previous scrape, and is the longest
+ * time between two of its samples, so the sampling interval is taken off. Undefined without a
+ * metrics URL (a stack not launched here).
  */
 async function eventLoopLagMax(metricsUrl) {
   if (!metricsUrl) return undefined;
   const res = await httpRequest(metricsUrl);
   const seconds = /^nodejs_eventloop_lag_max_seconds(?:\{[^}]*\})? ([0-9.e+-]+)$/m.exec(res.text ?? '')?.[1];
-  return seconds === undefined ? undefined : Number(seconds) * 1000;
+  return seconds === undefined ? undefined : Math.max(0, Number(seconds) * 1000 - EVENT_LOOP_SAMPLE_MS);
 }
 
 /** POST /v1/agents/import of `zip` as `token`. */

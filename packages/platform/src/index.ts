@@ -17,7 +17,7 @@ export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, parsePath, ROOT, segmentProblem, typ
 export { lineageCycle } from './lineage.js';
 export { foldBytes, isTextSummary, literalTrigrams, mayContain, summarize, summarizeContent, summaryBytesAtMost, summaryWithin, SUMMARY_TEXT, validSummary } from './content-summary.js';
 export { createRedis, duplicateRedis, type RedisClient } from './redis.js';
-export { Metrics } from './metrics.js';
+export { EVENT_LOOP_SAMPLE_MS, Metrics } from './metrics.js';
 export { extractTraceContext, initTracing, injectTraceContext, traceIdOf, tracer, tracingEnabled, SpanKind, SpanStatusCode, type Context, type Span } from './tracing.js';
 export { isRedisUnavailable, withUnavailableErrors } from './redis-errors.js';
 export { conflictRetry, retryForever, retryWhen, type ConflictRetryOptions, type ForeverOptions, type TxAttempt } from './retry.js';

@@ -5,11 +5,12 @@ import type { CallObserver } from './grpc/server.js';
 
 /**
  * How often the event-loop delay monitor behind `nodejs_eventloop_lag_*` samples, in ms.
- * prom-client's 10 wakes an idle process 100 times a second: ~0.9 % of a CPU per process, all
- * of an idle service's cost (docs/operations.md#observability). At 100 a loop blocked for 100 ms or
- * more is always seen, a shorter block when it holds up a sample.
+ * prom-client's 10 wakes an idle process 100 times a second: ~0.9 % of a CPU per process, most
+ * of an idle service's cost (docs/operations.md#observability). At 100 a loop blocked for 100 ms
+ * or more is always seen, a shorter block when it holds up a sample. The gauges are the time
+ * between two samples, so a loop that is never held up reads this much.
  */
-const EVENT_LOOP_SAMPLE_MS = 100;
+export const EVENT_LOOP_SAMPLE_MS = 100;
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
