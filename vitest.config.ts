@@ -41,13 +41,6 @@ const S3_SUITES = [
 ];
 
 /**
- * Five projects: unit tests beside the code (no backends), integration tests of one service
- * against real Redis/NATS/S3, and end-to-end suites through the gateway, on single backends and
- * processes (e2e) and scaled out (e2e-scaled), and the S3 suites on Ceph radosgw (e2e-rgw). The
- * global setup finds the backends once per project (env, then containers, then local defaults;
- * S3_BACKEND picks the S3 server to start) and provides their URLs.
- */
-/**
  * The end-to-end projects run their files in one worker that keeps the modules they import
  * (`isolate: false`): a fresh worker per file imported vitest, the test kit, the clients and the
  * SDKs anew each time, ~0.8 s per file here (12 e2e files: 52 s → 37–43 s). No e2e suite mocks a
@@ -57,6 +50,13 @@ const S3_SUITES = [
  */
 const SHARED_WORKER = { isolate: false } as const;
 
+/**
+ * Five projects: unit tests beside the code (no backends), integration tests of one service
+ * against real Redis/NATS/S3, and end-to-end suites through the gateway, on single backends and
+ * processes (e2e) and scaled out (e2e-scaled), and the S3 suites on Ceph radosgw (e2e-rgw). The
+ * global setup finds the backends once per project (env, then containers, then local defaults;
+ * S3_BACKEND picks the S3 server to start) and provides their URLs.
+ */
 export default defineConfig({
   test: {
     projects: [

@@ -1,7 +1,6 @@
-import { createRedis, type RedisClient } from '@workspace/platform';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createRedis, userTag, type RedisClient } from '@workspace/platform';
 import { newUserId } from '@workspace/testkit';
-import { userTag } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MAX_SESSIONS_PER_USER, SESSION_TTL_S, SessionStore } from '../src/features/mcp/sessions.redis.js';
 

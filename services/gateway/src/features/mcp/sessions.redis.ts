@@ -40,10 +40,11 @@ const TOUCH_EVERY_MS = 10 * 60_000;
 const SET_TTL_S = SESSION_TTL_S + TOUCH_EVERY_MS / 1000;
 
 /**
- * KEYS: the user's sessions (a sorted set of ids by last use); ARGV: the new id, now (ms), the
- * lifetime in seconds, the cap, the staleness of a last use. Forgets the ids of expired
- * sessions, adds the new one, and pops and answers the ids of the least recently used beyond
- * the cap (never the new one), for the caller to end; the set's lifetime renewed.
+ * KEYS: the user's sessions (a sorted set of ids by last use); ARGV: the new id, now (ms), a
+ * session's lifetime in seconds, the cap, the staleness of a last use (ms), the set's lifetime
+ * in seconds. Forgets the ids of expired sessions, adds the new one, renews the set's lifetime,
+ * and pops and answers the ids of the least recently used beyond the cap (never the new one),
+ * for the caller to end.
  */
 const ADMIT = luaScript(`local now = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - tonumber(ARGV[3]) * 1000 - tonumber(ARGV[5])))
@@ -90,6 +91,9 @@ const RELEASE_STREAM = luaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then 
  * which GET stream currently delivers them. Keys share one hash tag so a cluster keeps them together.
  */
 export class SessionStore {
+  /** When this replica last moved each session to the front of its user's set (bounded: cleared when full). */
+  private readonly touched = new Map<string, number>();
+
   constructor(private readonly redis: RedisClient) {}
 
   private key(id: string, part: 'session' | 'subs' | 'cursor' | 'stream'): string {
@@ -120,9 +124,6 @@ export class SessionStore {
     this.touched.set(session.id, now);
     return session;
   }
-
-  /** When this replica last moved each session to the front of its user's set (bounded: cleared when full). */
-  private readonly touched = new Map<string, number>();
 
   /**
    * Moves a session to the front of its user's set, at most once per TOUCH_EVERY_MS here (a
@@ -157,8 +158,8 @@ export class SessionStore {
   }
 
   async end(session: McpSession): Promise<void> {
-    await this.run(() => this.redis.del(...this.keys(session.id)));
-    await this.run(() => this.redis.zrem(this.userKey(session.userId), session.id));
+    // Different slots: two commands, sent together.
+    await Promise.all([this.run(() => this.redis.del(...this.keys(session.id))), this.run(() => this.redis.zrem(this.userKey(session.userId), session.id))]);
     this.touched.delete(session.id);
   }
 
