@@ -45,17 +45,21 @@ local function tooLarge(set, path)
   return redis.call('ZLEXCOUNT', set, '[' .. path .. '/', '(' .. path .. '0') > MAX_TREE
 end
 
--- The files at or below path now: a list of {path, entry}; nil when there are more than MAX_TREE.
+-- The files at or below path now: path, entry, path, entry, … (flat: what HSET takes); nil when
+-- there are more than MAX_TREE.
 local function filesNow(path)
   local out = {}
   if path ~= ROOT then
     local v = redis.call('HGET', E, path)
-    if v then return { { path, v } } end
+    if v then return { path, v } end
   end
   if tooLarge(Z, path) then return nil end
   for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, '[' .. path .. '/', '(' .. path .. '0')) do
-    local p, v = decode(m)
-    if v then out[#out + 1] = { p, v } end
+    local i = m:find('\\0', 1, true)
+    if i then
+      out[#out + 1] = m:sub(1, i - 1)
+      out[#out + 1] = m:sub(i + 1)
+    end
   end
   return out
 end
@@ -63,12 +67,42 @@ end
 -- A checkpoint's entry holds its object (cko counts checkpoint entries per object; ckb the bytes
 -- of those objects, each once) and a reference to it. The checkpoint's own hash keeps the
 -- revision readable (revisionAt() in index.lua.ts looks there once the history dropped it).
--- → the bytes ckb grows by (the caller adds them up: one INCRBY for a whole checkpoint).
-local function hold(v)
-  local size, _, sha, key = entryOf(v)
-  ref(key, size, sha)
-  if redis.call('HINCRBY', CKO, key, 1) == 1 then return tonumber(size) end
-  return 0
+-- holdMany() does it for a tree's entries (path, entry, path, entry, …): each entry parsed once,
+-- and both counts taken in two calls per BULK_STEP objects (HMGET, HSET), as flushRefs() does.
+-- → the bytes ckb grows by, and the bytes of the entries' distinct contents (by sha256).
+local function holdMany(fields)
+  local b, sizes, bytes, seen = batch(), {}, 0, {}
+  for i = 2, #fields, 2 do
+    local size, sha, key = fields[i]:match('^([^|]*)|[^|]*|([^|]*)|([^|]*)|')
+    local took = b.refs[key]
+    if took then
+      took.n = took.n + 1
+    else
+      b.refs[key] = { n = 1, size = size, sha = sha }
+      b.keys[#b.keys + 1] = key
+      sizes[key] = size
+    end
+    if not seen[sha] then
+      seen[sha] = true
+      bytes = bytes + tonumber(size)
+    end
+  end
+  flushRefs(b)
+  local held, keys = 0, b.keys
+  for i = 1, #keys, BULK_STEP do
+    local chunk = {}
+    for j = i, math.min(i + BULK_STEP - 1, #keys) do chunk[#chunk + 1] = keys[j] end
+    local counts = redis.call('HMGET', CKO, unpack(chunk))
+    local set = { 'HSET', CKO }
+    for j, key in ipairs(chunk) do
+      local count = tonumber(counts[j])
+      if not count then held = held + tonumber(sizes[key]) end
+      set[#set + 1] = key
+      set[#set + 1] = (count or 0) + b.refs[key].n
+    end
+    redis.call(unpack(set))
+  end
+  return held, bytes
 end
 local function unhold(v)
   local size, _, _, key = entryOf(v)
@@ -91,20 +125,10 @@ local function checkpoint(id, path, label, max, files)
   if count >= max then return nil, count end
   files = files or filesNow(path)
   if not files then return nil, -1 end
-  local seen, bytes, held, fields = {}, 0, 0, {}
-  for _, f in ipairs(files) do
-    fields[#fields + 1] = f[1]
-    fields[#fields + 1] = f[2]
-    held = held + hold(f[2])
-    local size, _, sha = entryOf(f[2])
-    if not seen[sha] then
-      seen[sha] = true
-      bytes = bytes + tonumber(size)
-    end
-  end
-  bulk({ 'HSET', ckKey(id) }, fields)
+  local held, bytes = holdMany(files)
+  bulk({ 'HSET', ckKey(id) }, files)
   addHeld(held)
-  local meta = cjson.encode({ path = path, label = label, createdAt = NOW, files = #files, bytes = bytes })
+  local meta = cjson.encode({ path = path, label = label, createdAt = NOW, files = #files / 2, bytes = bytes })
   redis.call('HSET', CKM, id, meta)
   redis.call('ZADD', CKL, redis.call('INCR', P .. 'ckseq'), id)
   return meta
@@ -149,8 +173,10 @@ local function filesThen(path, mode, arg)
     local taken = cjson.decode(meta).path
     if not under(path, taken) then return nil, { 'NOT_COVERED', taken } end
     local all = redis.call('HGETALL', ckKey(arg))
+    -- The checkpoint's own tree needs no test per path.
+    local whole = path == taken
     for i = 1, #all, 2 do
-      if under(all[i], path) then out[all[i]] = all[i + 1] end
+      if whole or under(all[i], path) then out[all[i]] = all[i + 1] end
     end
     return out
   end
@@ -256,10 +282,11 @@ if not now then return { 'TREE_TOO_LARGE', path } end
 local meta, count = checkpoint(ARGV[10], path, ARGV[11], tonumber(ARGV[12]), now)
 if not meta then return { 'CHECKPOINT_QUOTA', tostring(count), ARGV[12] } end
 local restored, removed, unchanged = 0, 0, 0
-for _, f in ipairs(now) do
-  local p, v = f[1], f[2]
+for i = 1, #now, 2 do
+  local p, v = now[i], now[i + 1]
   local want = wanted[p]
-  if want and field(want, 3) == field(v, 3) then
+  -- The same entry (a file not changed since the checkpoint) or the same bytes.
+  if want and (want == v or field(want, 3) == field(v, 3)) then
     unchanged = unchanged + 1
   elseif want then
     local nv = again(want)

@@ -710,16 +710,31 @@ else
   local members = redis.call('ZRANGEBYLEX', Z, lo, hi)
   if op == 'move' then
     -- Every file lands on a new path: a new revision there (as for a file moved), so a folder
-    -- moved away and back never lists one revision twice. The child sets move whole (RENAME);
-    -- the files' members in them then get their new entries. Every other write is gathered and
-    -- done in bulk, a few calls for the whole tree.
+    -- moved away and back never lists one revision twice. Each directory's child set is built
+    -- anew at its new path, whole (its subfolders, its files with their new entries, the marker
+    -- of an explicit folder), and the old one deleted. Every other write is gathered and done in
+    -- bulk, a few calls for the whole tree.
     local b, gone, entries, linked = batch(), {}, {}, {}
-    local fixes, parents = {}, {}
+    local kids, dirs = { [from] = {} }, { from }
+    if explicit(from) then kids[from][1] = '0'; kids[from][2] = '' end
+    -- The child set of the file's folder: files come in byte order, so mostly the previous one's.
+    local prev, prevKids = from, kids[from]
     for _, m in ipairs(members) do
-      local p, v = decode(m)
+      local i = m:find('\0', 1, true)
+      local p = i and m:sub(1, i - 1) or m
       local target = to .. p:sub(cut)
-      if v then
-        local size, mtime, sha, key = entryOf(v)
+      local slash = p:find('/[^/]*$')
+      if slash ~= #prev + 1 or p:find(prev, 1, true) ~= 1 then
+        prev = p:sub(1, slash - 1)
+        prevKids = kids[prev]
+        if not prevKids then
+          prevKids = {}
+          kids[prev] = prevKids
+        end
+      end
+      if i then
+        -- The entry's fields but its revision, read in place (entryOf() would copy the entry first).
+        local size, mtime, sha, key = m:match('^([^|]*)|([^|]*)|([^|]*)|([^|]*)|', i + 1)
         local rev = nextRev()
         local moved = size .. '|' .. mtime .. '|' .. sha .. '|' .. key .. '|' .. rev
         gone[#gone + 1] = p
@@ -727,31 +742,28 @@ else
         entries[#entries + 1] = moved
         -- written(target, nil, moved, b), with the fields at hand.
         push(target, rev .. '|0|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOWS .. '|', b, key, size, sha)
-        local parent, name = split(target)
-        local fix = fixes[parent]
-        if not fix then
-          fix = { out = {}, into = {} }
-          fixes[parent] = fix
-          parents[#parents + 1] = parent
-        end
-        fix.out[#fix.out + 1] = member(name, v)
-        fix.into[#fix.into + 1] = '0'
-        fix.into[#fix.into + 1] = member(name, moved)
-        v = moved
+        prevKids[#prevKids + 1] = '0'
+        prevKids[#prevKids + 1] = p:sub(slash + 1) .. '\0' .. moved
+        linked[#linked + 1] = '0'
+        linked[#linked + 1] = target .. '\0' .. moved
       else
-        redis.call('RENAME', children(p), children(target))
+        prevKids[#prevKids + 1] = '0'
+        prevKids[#prevKids + 1] = p:sub(slash + 1)
+        dirs[#dirs + 1] = p
+        local own = {}
+        if explicit(p) then own[1] = '0'; own[2] = '' end
+        kids[p] = own
+        linked[#linked + 1] = '0'
+        linked[#linked + 1] = target
       end
-      linked[#linked + 1] = '0'
-      linked[#linked + 1] = member(target, v)
     end
     bulk({ 'HDEL', E }, gone)
     bulk({ 'HSET', E }, entries)
     redis.call('ZREMRANGEBYLEX', Z, lo, hi)
     bulk({ 'ZADD', Z }, linked)
-    redis.call('RENAME', children(from), children(to))
-    for _, parent in ipairs(parents) do
-      bulk({ 'ZREM', children(parent) }, fixes[parent].out)
-      bulk({ 'ZADD', children(parent) }, fixes[parent].into)
+    for _, d in ipairs(dirs) do
+      redis.call('DEL', children(d))
+      bulk({ 'ZADD', children(to .. d:sub(cut)) }, kids[d])
     end
     -- The paths that hold a file now leave the trash (as written() does); only a trash with
     -- paths below \`to\` can hold any of them.
