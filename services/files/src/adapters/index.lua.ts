@@ -720,7 +720,7 @@ else
     -- The child set of the file's folder: files come in byte order, so mostly the previous one's.
     local prev, prevKids = from, kids[from]
     for _, m in ipairs(members) do
-      local i = m:find('\0', 1, true)
+      local i = m:find('\\0', 1, true)
       local p = i and m:sub(1, i - 1) or m
       local target = to .. p:sub(cut)
       local slash = p:find('/[^/]*$')
@@ -743,9 +743,9 @@ else
         -- written(target, nil, moved, b), with the fields at hand.
         push(target, rev .. '|0|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOWS .. '|', b, key, size, sha)
         prevKids[#prevKids + 1] = '0'
-        prevKids[#prevKids + 1] = p:sub(slash + 1) .. '\0' .. moved
+        prevKids[#prevKids + 1] = p:sub(slash + 1) .. '\\0' .. moved
         linked[#linked + 1] = '0'
-        linked[#linked + 1] = target .. '\0' .. moved
+        linked[#linked + 1] = target .. '\\0' .. moved
       else
         prevKids[#prevKids + 1] = '0'
         prevKids[#prevKids + 1] = p:sub(slash + 1)
