@@ -68,10 +68,10 @@ end
 -- of those objects, each once) and a reference to it. The checkpoint's own hash keeps the
 -- revision readable (revisionAt() in index.lua.ts looks there once the history dropped it).
 -- holdMany() does it for a tree's entries (path, entry, path, entry, …): each entry parsed once,
--- and both counts taken in two calls per BULK_STEP objects (HMGET, HSET), as flushRefs() does.
+-- and both counts taken in bulk (recount() in index.lua.ts).
 -- → the bytes ckb grows by, and the bytes of the entries' distinct contents (by sha256).
 local function holdMany(fields)
-  local b, sizes, bytes, seen = batch(), {}, 0, {}
+  local b, bytes, seen = batch(), 0, {}
   for i = 2, #fields, 2 do
     local size, sha, key = fields[i]:match('^([^|]*)|[^|]*|([^|]*)|([^|]*)|')
     local took = b.refs[key]
@@ -80,7 +80,6 @@ local function holdMany(fields)
     else
       b.refs[key] = { n = 1, size = size, sha = sha }
       b.keys[#b.keys + 1] = key
-      sizes[key] = size
     end
     if not seen[sha] then
       seen[sha] = true
@@ -88,20 +87,12 @@ local function holdMany(fields)
     end
   end
   flushRefs(b)
-  local held, keys = 0, b.keys
-  for i = 1, #keys, BULK_STEP do
-    local chunk = {}
-    for j = i, math.min(i + BULK_STEP - 1, #keys) do chunk[#chunk + 1] = keys[j] end
-    local counts = redis.call('HMGET', CKO, unpack(chunk))
-    local set = { 'HSET', CKO }
-    for j, key in ipairs(chunk) do
-      local count = tonumber(counts[j])
-      if not count then held = held + tonumber(sizes[key]) end
-      set[#set + 1] = key
-      set[#set + 1] = (count or 0) + b.refs[key].n
-    end
-    redis.call(unpack(set))
-  end
+  local held = 0
+  recount(CKO, b.keys, function(key, count)
+    local took = b.refs[key]
+    if not count then held = held + tonumber(took.size) end
+    return (count or 0) + took.n
+  end)
   return held, bytes
 end
 local function unhold(v)

@@ -374,27 +374,33 @@ end
 local function batch()
   return { hx = {}, ho = {}, t = {}, trash = {}, refs = {}, keys = {}, dropped = {} }
 end
--- The references a batch took, counted in two calls per BULK_STEP objects (HMGET, HSET) instead of
--- one HINCRBY per record; an object nothing referenced yet gets ref()'s bookkeeping. Then what
--- the trimming released: after the references, so no object it shares with them drops to zero.
-local function flushRefs(b)
-  local keys = b.keys
+-- Counts in hash h for many keys in two calls per BULK_STEP keys (HMGET, HSET) instead of one
+-- HINCRBY each: count(key, its count now or nil) gives the key's new count, or nil to leave it.
+local function recount(h, keys, count)
   for i = 1, #keys, BULK_STEP do
     local chunk = {}
     for j = i, math.min(i + BULK_STEP - 1, #keys) do chunk[#chunk + 1] = keys[j] end
-    local counts = redis.call('HMGET', R, unpack(chunk))
-    local set = { 'HSET', R }
+    local counts = redis.call('HMGET', h, unpack(chunk))
+    local set = { 'HSET', h }
     for j, key in ipairs(chunk) do
-      local took, count = b.refs[key], tonumber(counts[j])
-      if count then
+      local n = count(key, tonumber(counts[j]))
+      if n then
         set[#set + 1] = key
-        set[#set + 1] = count + took.n
-      else
-        ref(key, took.size, took.sha, took.n)
+        set[#set + 1] = n
       end
     end
     if #set > 2 then redis.call(unpack(set)) end
   end
+end
+-- The references a batch took, counted by recount(); an object nothing referenced yet gets
+-- ref()'s bookkeeping. Then what the trimming released: after the references, so no object it
+-- shares with them drops to zero.
+local function flushRefs(b)
+  recount(R, b.keys, function(key, count)
+    local took = b.refs[key]
+    if count then return count + took.n end
+    ref(key, took.size, took.sha, took.n)
+  end)
   for _, key in ipairs(b.dropped) do unref(key) end
 end
 local function flush(b)
