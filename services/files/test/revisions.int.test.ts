@@ -216,6 +216,31 @@ describe('files revisions', () => {
     expect((await files.changes.read(u, cursor, 10, 0)).changes).toMatchObject([{ type: 'created', kind: 'file', path: '/files/k/x', sha256: sha('a file now') }]);
   });
 
+  it('restore — recursive: files deleted one by one at different times, in folders out of byte order, all come back whole and listed', async () => {
+    const u = files.user();
+    const paths = ['/files/m/b/2.txt', '/files/m/a/1.txt', '/files/m/c/d/4.txt', '/files/m/a/3.txt', '/files/m/top.txt'];
+    for (const p of paths) await put(files, u, p, `content of ${p}`);
+    await put(files, u, '/files/m/keep.txt', 'stays');
+    // Newest deletion first is the order the restore takes: not the paths' byte order.
+    for (const p of paths) {
+      later();
+      await files.workspace.delete(u, p, false);
+    }
+    expect(await tree(files, u, '/files/m')).toEqual(['/files/m/keep.txt']);
+    expect(await files.revisions.restoreTree(u, '/files/m')).toEqual({ path: '/files/m', restored: paths.length });
+    expect(await tree(files, u, '/files/m')).toEqual(['/files/m/a/', '/files/m/a/1.txt', '/files/m/a/3.txt', '/files/m/b/', '/files/m/b/2.txt', '/files/m/c/', '/files/m/c/d/', '/files/m/c/d/4.txt', '/files/m/keep.txt', '/files/m/top.txt']);
+    // Each folder's own listing (its child set) holds its files, with the entries the tree has.
+    expect((await files.workspace.list(u, '/files/m/a', false)).entries.map((e) => e.path)).toEqual(['/files/m/a/1.txt', '/files/m/a/3.txt']);
+    expect((await files.workspace.list(u, '/files/m/c', false)).entries.map((e) => e.path)).toEqual(['/files/m/c/d']);
+    for (const p of paths) {
+      expect(await text(files, u, p)).toBe(`content of ${p}`);
+      const [now, deletion] = (await files.revisions.list(u, p)).revisions;
+      expect(now).toMatchObject({ deleted: false, sha256: sha(`content of ${p}`) });
+      expect(deletion).toMatchObject({ deleted: true });
+    }
+    expect((await files.revisions.trash(u, '/files/m', true)).entries).toEqual([]);
+  });
+
   it('permanent delete — a file with all its revisions goes, its bytes at the next sweep whatever the grace; shared bytes stay', async () => {
     const slow = await realFiles({ graceMs: 3_600_000 });
     try {

@@ -183,9 +183,26 @@ local function attach(p, v)
   end
 end
 
--- Links many new entries into the tree, as attach() does each but in a few bulk calls: \`files\`
--- is a list of {path, entry} (entry nil for a directory) at paths that hold nothing now, with no
--- file above them.
+-- Lua's string functions as locals (s:find() looks find up in the string metatable each time).
+-- Hot loops find bars and slashes with plain finds (memchr, in C) rather than patterns: Lua's
+-- matcher costs a C call per character.
+local find, sub, byte = string.find, string.sub, string.byte
+local SLASH = 47
+-- The folder of each path of a run, computed only when it changes: paths in byte order come
+-- grouped by folder. folderOf(p) → p's folder, and the index of the slash before p's name.
+local function folders()
+  local prev, n = nil, 0
+  return function(p)
+    if prev and byte(p, n + 1) == SLASH and find(p, prev, 1, true) == 1 and not find(p, '/', n + 2, true) then return prev, n + 1 end
+    local slash = find(p, '/[^/]*$')
+    prev, n = sub(p, 1, slash - 1), slash - 1
+    return prev, slash
+  end
+end
+
+-- Links many new files into the tree, as attach() does each but in a few bulk calls: \`files\`
+-- is the flat list HSET takes (path, entry, path, entry…) of paths that hold nothing now, with
+-- no file above them.
 local function attachMany(files)
   local linked, kids, parents, known = {}, {}, {}, {}
   local function into(parent, m)
@@ -210,12 +227,13 @@ local function attachMany(files)
       d = parent
     end
   end
-  for _, f in ipairs(files) do
-    local p, v = f[1], f[2]
+  local folderOf = folders()
+  for i = 1, #files, 2 do
+    local p, v = files[i], files[i + 1]
     linked[#linked + 1] = '0'
-    linked[#linked + 1] = member(p, v)
-    local parent, name = split(p)
-    into(parent, member(name, v))
+    linked[#linked + 1] = p .. '\\0' .. v
+    local parent, slash = folderOf(p)
+    into(parent, sub(p, slash + 1) .. '\\0' .. v)
     link(parent)
   end
   bulk({ 'ZADD', Z }, linked)
@@ -399,7 +417,7 @@ local function flushRefs(b)
   recount(R, b.keys, function(key, count)
     local took = b.refs[key]
     if count then return count + took.n end
-    ref(key, took.size, took.sha, took.n)
+    ref(key, took.size, took.sha or field(took.r, 5), took.n)
   end)
   for _, key in ipairs(b.dropped) do unref(key) end
 end
@@ -414,7 +432,8 @@ end
 -- Pushes a record onto p's history with a reference to its bytes; records beyond KEEP_REVS go,
 -- releasing theirs. With a batch \`b\`, the rest of the work waits for flush(b). A caller that
 -- has the record's object (key, size, sha256) at hand passes them, and the references it takes
--- to that object itself (\`also\`), so that one call counts them all.
+-- to that object itself (\`also\`), so that one call counts them all; sha256 false: read from the
+-- record only if the object was referenced by nothing yet (the sha256 is kept for those only).
 local function push(p, r, b, key, size, sha, also)
   local h = history(p)
   local n = redis.call('LPUSH', h, r)
@@ -440,11 +459,11 @@ local function push(p, r, b, key, size, sha, also)
       if took then
         took.n = took.n + refs
       else
-        b.refs[key] = { n = refs, size = size, sha = sha }
+        b.refs[key] = { n = refs, size = size, sha = sha, r = r }
         b.keys[#b.keys + 1] = key
       end
     else
-      ref(key, size, sha, refs)
+      ref(key, size, sha or field(r, 5), refs)
     end
   end
   while n > KEEP_REVS do
@@ -724,14 +743,14 @@ else
     local kids, dirs = { [from] = {} }, { from }
     if explicit(from) then kids[from][1] = '0'; kids[from][2] = '' end
     -- The child set of the file's folder: files come in byte order, so mostly the previous one's.
-    local prev, prevKids = from, kids[from]
+    local folderOf, prev, prevKids = folders(), from, kids[from]
     for _, m in ipairs(members) do
-      local i = m:find('\\0', 1, true)
-      local p = i and m:sub(1, i - 1) or m
-      local target = to .. p:sub(cut)
-      local slash = p:find('/[^/]*$')
-      if slash ~= #prev + 1 or p:find(prev, 1, true) ~= 1 then
-        prev = p:sub(1, slash - 1)
+      local i = find(m, '\\0', 1, true)
+      local p = i and sub(m, 1, i - 1) or m
+      local target = to .. sub(p, cut)
+      local parent, slash = folderOf(p)
+      if parent ~= prev then
+        prev = parent
         prevKids = kids[prev]
         if not prevKids then
           prevKids = {}
@@ -739,22 +758,28 @@ else
         end
       end
       if i then
-        -- The entry's fields but its revision, read in place (entryOf() would copy the entry first).
-        local size, mtime, sha, key = m:match('^([^|]*)|([^|]*)|([^|]*)|([^|]*)|', i + 1)
+        -- The entry "size|mtime|sha256|key|revision", by its bars: all but the revision is one
+        -- run (the new entry's head), and "sha256|key" one in the record.
+        local e1 = find(m, '|', i + 1, true)
+        local e2 = find(m, '|', e1 + 1, true)
+        local e3 = find(m, '|', e2 + 1, true)
+        local e4 = find(m, '|', e3 + 1, true)
+        local size, key = sub(m, i + 1, e1 - 1), sub(m, e3 + 1, e4 - 1)
         local rev = nextRev()
-        local moved = size .. '|' .. mtime .. '|' .. sha .. '|' .. key .. '|' .. rev
+        local moved = sub(m, i + 1, e4) .. rev
         gone[#gone + 1] = p
         entries[#entries + 1] = target
         entries[#entries + 1] = moved
-        -- written(target, nil, moved, b), with the fields at hand.
-        push(target, rev .. '|0|' .. mtime .. '|' .. size .. '|' .. sha .. '|' .. key .. '|' .. NOWS .. '|', b, key, size, sha)
+        -- written(target, nil, moved, b), with the fields at hand (the sha256 only if its object
+        -- needs it: see flushRefs()).
+        push(target, rev .. '|0|' .. sub(m, e1 + 1, e2) .. size .. sub(m, e2, e4) .. NOWS .. '|', b, key, size, false)
         prevKids[#prevKids + 1] = '0'
-        prevKids[#prevKids + 1] = p:sub(slash + 1) .. '\\0' .. moved
+        prevKids[#prevKids + 1] = sub(p, slash + 1) .. '\\0' .. moved
         linked[#linked + 1] = '0'
         linked[#linked + 1] = target .. '\\0' .. moved
       else
         prevKids[#prevKids + 1] = '0'
-        prevKids[#prevKids + 1] = p:sub(slash + 1)
+        prevKids[#prevKids + 1] = sub(p, slash + 1)
         dirs[#dirs + 1] = p
         local own = {}
         if explicit(p) then own[1] = '0'; own[2] = '' end

@@ -76,44 +76,59 @@ local failed = precondition(path, ARGV[10])
 if failed then return failed end
 local found = redis.call('ZRANGEBYLEX', T, '[' .. path .. '/', '(' .. path .. '0')
 if redis.call('ZSCORE', T, path) then found[#found + 1] = path end
-local items = {}
+-- The trashed paths whose newest record is a deletion, in parallel lists (a table per path costs
+-- more than its fields): the path, its folder, the deletion's time, and of the content it
+-- carries the size, "sha256|key" (one run in an entry), the sha256, the key, and "size|sha256|key"
+-- (one run in a record), so that the new entry and record are each one concatenation.
+local n, paths, dirs, ats, sizes, shaKeys, shas, keys, runs = 0, {}, {}, {}, {}, {}, {}, {}, {}
 local blocked = {}
 -- A directory at a trashed path refuses the restore; a recursive delete's undo finds none (nothing
 -- is left below the path) without asking for each path.
 local dirsBelow = redis.call('ZLEXCOUNT', Z, '[' .. path .. '/', '(' .. path .. '0') > 0
+local folderOf = folders()
 for _, p in ipairs(found) do
   if (dirsBelow or p == path) and isdir(p) then return { 'PATH_CONFLICT', p, 'a directory exists at this path' } end
-  local parent = split(p)
+  local parent = folderOf(p)
   local above = blocked[parent]
   if above == nil then
     above = fileAbove(p) or false
     blocked[parent] = above
   end
   if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
-  -- recordOf()'s deleted, size, sha256, key and recordedAt (five strings made, not eight).
-  local deleted, size, sha, key, at = (redis.call('LINDEX', history(p), 0) or ''):match('^[^|]*|([^|]*)|[^|]*|([^|]*)|([^|]*)|([^|]*)|([^|]*)|')
-  if deleted == '1' then items[#items + 1] = { p = p, at = tonumber(at), size = size, sha = sha, key = key } end
+  -- The record "revision|deleted|mtime|size|sha256|key|recordedAt|last" (recordOf()), by its bars.
+  local r = redis.call('LINDEX', history(p), 0)
+  local b1 = r and find(r, '|', 1, true)
+  if b1 and byte(r, b1 + 1) == 49 then
+    local b3 = find(r, '|', b1 + 3, true)
+    local b4 = find(r, '|', b3 + 1, true)
+    local b5 = find(r, '|', b4 + 1, true)
+    local b6 = find(r, '|', b5 + 1, true)
+    local b7 = find(r, '|', b6 + 1, true)
+    n = n + 1
+    paths[n], dirs[n], ats[n] = p, parent, tonumber(sub(r, b6 + 1, b7 - 1))
+    sizes[n], shaKeys[n], shas[n], keys[n], runs[n] = sub(r, b3 + 1, b4 - 1), sub(r, b4 + 1, b6 - 1), sub(r, b4 + 1, b5 - 1), sub(r, b5 + 1, b6 - 1), sub(r, b3 + 1, b6 - 1)
+  end
 end
-local function before(a, b)
-  if a.at ~= b.at then return a.at > b.at end
-  return a.p < b.p
-end
--- Paths come in byte order: one recursive delete (one time) needs no sort.
-local sorted = true
-for i = 2, #items do
-  if before(items[i], items[i - 1]) then
-    sorted = false
+-- Newest deletion first, then by path. Paths come in byte order: one recursive delete (one time)
+-- needs no sort.
+local order = nil
+for i = 2, n do
+  if ats[i] > ats[i - 1] or (ats[i] == ats[i - 1] and paths[i] < paths[i - 1]) then
+    order = {}
+    for j = 1, n do order[j] = j end
+    table.sort(order, function(a, b)
+      if ats[a] ~= ats[b] then return ats[a] > ats[b] end
+      return paths[a] < paths[b]
+    end)
     break
   end
 end
-if not sorted then table.sort(items, before) end
 -- Nothing in the tree blocks them now, so only they can block each other: a path restored as a
 -- file (taken) blocks everything below it, and a path with a restored file below it (under)
 -- cannot be a file. Decided here, without a call to Redis.
 local taken, under, clear = {}, {}, {}
-local function free(p)
+local function free(p, parent)
   if under[p] then return false end
-  local parent = split(p)
   -- clear[d]: no file taken at d or above it. It stays true: a file taken at or above d later
   -- would have a file below it (under), which free() refuses.
   if not clear[parent] then
@@ -133,31 +148,31 @@ local function free(p)
   return true
 end
 local restored, last = 0, nil
-local b, entries, files = batch(), {}, {}
-for _, it in ipairs(items) do
-  local p = it.p
-  if free(p) then
+local b, entries = batch(), {}
+for k = 1, n do
+  local i = order and order[k] or k
+  local p = paths[i]
+  if free(p, dirs[i]) then
     local rev = nextRev()
-    last = it.size .. '|' .. NOWS .. '|' .. it.sha .. '|' .. it.key .. '|' .. rev
+    last = sizes[i] .. '|' .. NOWS .. '|' .. shaKeys[i] .. '|' .. rev
     entries[#entries + 1] = p
     entries[#entries + 1] = last
-    files[#files + 1] = { p, last }
     -- written(p, nil, last, b), with the fields at hand; the entry's reference counted with the record's.
-    push(p, rev .. '|0|' .. NOWS .. '|' .. it.size .. '|' .. it.sha .. '|' .. it.key .. '|' .. NOWS .. '|', b, it.key, it.size, it.sha, 1)
-    b.t[#b.t + 1] = p
+    push(p, rev .. '|0|' .. NOWS .. '|' .. runs[i] .. '|' .. NOWS .. '|', b, keys[i], sizes[i], shas[i], 1)
     restored = restored + 1
   end
 end
 if restored == 0 then return { 'OK', 0, '' } end
--- Every path found in the trash was restored (the undo of one recursive delete): they leave it
--- in one range removal instead of one member at a time.
+-- The restored paths leave the trash (as written() does). When every path found there was
+-- restored (the undo of one recursive delete), in one range removal instead of one member at a time.
 if restored == #found then
   redis.call('ZREMRANGEBYLEX', T, '[' .. path .. '/', '(' .. path .. '0')
   redis.call('ZREM', T, path)
-  b.t = {}
+else
+  for i = 1, #entries, 2 do b.t[#b.t + 1] = entries[i] end
 end
 bulk({ 'HSET', E }, entries)
-attachMany(files)
+attachMany(entries)
 flush(b)
 local kind = redis.call('HEXISTS', E, path) == 1 and 'file' or 'directory'
 local v = kind == 'file' and last or nil
