@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testNats } from './support/backends.js';
 import { q } from './support/files.js';
 import { download, ISO_MS, move, ok, put, read, sha256 } from './support/files-api.js';
+import { auditIndex } from './support/files-index-check.js';
 import { startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
 
 let stack: Stack;
@@ -168,6 +169,7 @@ describe('files — checkpoints', () => {
     const back = await u.request('POST', '/v1/agent/files/restore', { path: '/files/w/created.txt', recursive: true });
     expect(back.body).toMatchObject({ restored: 1 });
     expect((await read(u, '/files/w/created.txt')).body.content).toBe('created');
+    expect((await auditIndex(stack, u)).problems).toEqual([]);
   });
 
   it('rewind — undone by rewinding to the checkpoint it answered; the rewound tree may be the whole workspace', async () => {
@@ -186,6 +188,7 @@ describe('files — checkpoints', () => {
     expect(await tree(u, '/files')).toEqual(edited);
     const listed = (await u.request('GET', `/v1/agent/files/checkpoints/${first.body.checkpointId}`)).body;
     expect(listed).toMatchObject({ path: '/files', files: Object.keys(edited).length });
+    expect((await auditIndex(stack, u)).problems).toEqual([]);
   });
 
   it('rewind — a checkpoint of a tree above the path rewinds only the path; one of another path is 400 (field to); a file above is 409', async () => {
@@ -310,6 +313,7 @@ describe('files — fork', () => {
     expect((await u.request('POST', '/v1/agent/files/copy', { from: '/files/w', to: '/files/fork1', at })).body.error.code, 'a directory never merges').toBe('PATH_CONFLICT');
     expect((await u.request('POST', '/v1/agent/files/copy', { from: '/files/w/nothing', to: '/files/x', at })).body.error.code).toBe('FILE_NOT_FOUND');
     expect((await u.request('POST', '/v1/agent/files/copy', { from: '/files/outside', to: '/files/x', at: checkpointId })).body.error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'at' } });
+    expect((await auditIndex(stack, u)).problems).toEqual([]);
   });
 });
 
@@ -336,6 +340,7 @@ describe('files — checkpoint retention and quotas', () => {
     expect((await u.request('DELETE', `/v1/agent/files/checkpoints/${checkpointId}`)).status).toBe(204);
     for (let i = 0; i < 4; i++) await put(stack, u, '/files/r/f.txt', `again ${i}`);
     expect((await u.request('GET', `/v1/agent/files/read?path=${q('/files/r/f.txt')}&revision=${revision}`)).status).toBe(404);
+    expect((await auditIndex(stack, u)).problems).toEqual([]);
   });
 
   it('quota — a checkpoint\'s bytes count once: usage does not grow when it is taken, and /v1/usage reports checkpoints and their bytes', async () => {
@@ -353,9 +358,11 @@ describe('files — checkpoint retention and quotas', () => {
     expect(after.checkpoints).toEqual({ count: 2, bytes: 1500, limit: 6 });
     await remove(u, '/files/q', true);
     expect((await u.request('GET', '/v1/usage')).body.files.bytes, 'trash and checkpoints hold the same bytes: once').toBe(before.files.bytes);
+    expect((await auditIndex(stack, u)).problems).toEqual([]);
     await u.request('DELETE', `/v1/agent/files/checkpoints/${c1.checkpointId}`);
     await u.request('DELETE', `/v1/agent/files/checkpoints/${c2.checkpointId}`);
     expect((await u.request('GET', '/v1/usage')).body.checkpoints).toEqual({ count: 0, bytes: 0, limit: 6 });
+    expect((await auditIndex(stack, u)).problems).toEqual([]);
   });
 
   it('quota — at most MAX_CHECKPOINTS per user (the checkpoint a rewind takes counts): 403 QUOTA_EXCEEDED, and a delete frees a place', async () => {
@@ -374,6 +381,7 @@ describe('files — checkpoint retention and quotas', () => {
     expect((await checkpoint(other)).status, 'per user').toBe(201);
     expect((await u.request('DELETE', `/v1/agent/files/checkpoints/${ids[1]}`)).status).toBe(204);
     expect((await checkpoint(u, { path: '/files/m' })).status).toBe(201);
+    expect((await auditIndex(stack, u)).problems).toEqual([]);
   });
 });
 

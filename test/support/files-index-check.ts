@@ -62,6 +62,7 @@ export async function auditIndex(stack: SharedStack, u: ApiUser, agents: readonl
     }
     const listed = new Set(withHistory);
     for (const path of trash) if (!listed.has(path)) problems.push(`${path}: in the trash without a history`);
+    await auditCheckpoints(redis, P, count, problems);
     for (const agent of agents) {
       for (const key of Object.values(await redis.hgetall(`${P}kn:${agent}`))) count(key, sizes.has(key) ? String(sizes.get(key)) : (sz[key] ?? 'NaN'), `pins of ${agent}`);
     }
@@ -81,6 +82,36 @@ export async function auditIndex(stack: SharedStack, u: ApiUser, agents: readonl
   } finally {
     await redis.quit();
   }
+}
+
+/**
+ * The checkpoints (services/files/src/adapters/checkpoints.lua.ts): each entry of each one holds a
+ * reference to its object (counted with the others' by \`count\`), \`P cko\` counts the checkpoint
+ * entries per object, \`P ckb\` is the bytes of those objects, each once, and every checkpoint listed
+ * has its metadata. (Checkpoints of versions that kept \`P kr:<path>\` instead are not audited: no
+ * test makes them.)
+ */
+async function auditCheckpoints(redis: ReturnType<typeof testRedis>, P: string, count: (key: string, size: string, where: string) => void, problems: string[]): Promise<void> {
+  const ids = await redis.zrange(`${P}ckl`, '0', '-1');
+  const meta = await redis.hgetall(`${P}ckm`);
+  const held = new Map<string, { n: number; size: number }>();
+  for (const id of ids) {
+    if (!meta[id]) problems.push(`checkpoint ${id}: listed without its metadata`);
+    for (const [path, v] of Object.entries(await redis.hgetall(`${P}ck:${id}`))) {
+      const key = field(v, 3);
+      count(key, field(v, 0), `checkpoint ${id} at ${path}`);
+      const h = held.get(key) ?? { n: 0, size: Number(field(v, 0)) };
+      h.n += 1;
+      held.set(key, h);
+    }
+  }
+  for (const id of Object.keys(meta)) if (!ids.includes(id)) problems.push(`checkpoint ${id}: metadata of a checkpoint not listed`);
+  const cko = await redis.hgetall(`${P}cko`);
+  for (const [key, h] of held) if (Number(cko[key] ?? 0) !== h.n) problems.push(`cko of ${key}: ${cko[key] ?? 0}, recounted ${h.n}`);
+  for (const key of Object.keys(cko)) if (!held.has(key)) problems.push(`cko of ${key}: ${cko[key]} but no checkpoint entry holds it`);
+  const ckb = Number((await redis.get(`${P}ckb`)) ?? '0');
+  const bytes = [...held.values()].reduce((a, h) => a + h.size, 0);
+  if (ckb !== bytes) problems.push(`ckb ${ckb}, recounted ${bytes}`);
 }
 
 /** The object keys of the user in the stack's bucket, sorted. */
