@@ -9,11 +9,16 @@
 //   node bench/compare/tree-scripts.mjs
 // COMPARE_WITH=/path/to/another/checkout (built, with its node_modules) runs the same rounds on its
 // scripts too, alternating with ours. Knobs: COMPARE_ROUNDS (3), COMPARE_FOLDERS (100 of 100 files).
-import { spawn } from 'node:child_process';
+// COMPARE_CALLGRIND=1 runs the redis-server under valgrind's callgrind and counts each step's
+// instructions instead (millions; instrumented only during the step): the same count for the same
+// build and tree whatever else the machine does, so one round compares two builds to a percent
+// (valgrind and callgrind_control from Debian's valgrind package; ~30 s a round).
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 3);
@@ -26,15 +31,50 @@ const port = await new Promise((done) => {
     s.close(() => done(free));
   });
 });
-const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-process.on('exit', () => server.kill());
-await sleep(300);
+const CALLGRIND = process.env.COMPARE_CALLGRIND === '1';
+const dumps = CALLGRIND ? mkdtempSync(join(tmpdir(), 'tree-scripts-')) : '';
+const redisArgs = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+const server = CALLGRIND
+  ? spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${dumps}/cg.%p`, 'redis-server', ...redisArgs], { stdio: 'ignore' })
+  : spawn('redis-server', redisArgs, { stdio: 'ignore' });
+process.on('exit', () => {
+  server.kill();
+  if (dumps) rmSync(dumps, { recursive: true, force: true });
+});
+await sleep(CALLGRIND ? 3_000 : 300);
 /** The private Redis's CPU time so far, in ms. */
 const cpu = () => {
   // The first field of schedstat is the time the process ran, in ns (its stat's utime and stime
   // count 10 ms ticks: too coarse for steps of 100–300 ms).
   return Math.round(Number(readFileSync(`/proc/${server.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6);
 };
+
+/**
+ * Runs f with callgrind counting, and gives its instructions in millions. Scripts share one Lua
+ * state, whose collector is incremental: a full collection before the step and one inside it,
+ * after, charge each step with its own garbage, none of the step before.
+ */
+async function instructions(redis, f) {
+  const control = (...args) => execFileSync('callgrind_control', [...args, String(server.pid)], { stdio: 'ignore' });
+  const collect = () => redis.eval("collectgarbage('collect') return 0", 0);
+  await collect();
+  control('-z');
+  control('-i', 'on');
+  await f();
+  await collect();
+  control('-i', 'off');
+  control('-d');
+  // The dump is written by the server while callgrind_control returns: wait until its totals are in.
+  for (;;) {
+    const last = readdirSync(dumps).filter((name) => /^cg\.\d+\.\d+$/.test(name)).sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop())).pop();
+    const totals = last && readFileSync(join(dumps, last), 'utf8').match(/^totals: (\d+)/m);
+    if (totals && last !== instructions.last) {
+      instructions.last = last;
+      return Math.round(Number(totals[1]) / 1e6);
+    }
+    await sleep(200);
+  }
+}
 
 const pad = (n) => String(n).padStart(3, '0');
 const event = JSON.stringify({ id: 'x', time: 't', source: 'bench' });
@@ -64,6 +104,10 @@ async function round(b, n) {
   const { index, checkpoints, user, redis, keys } = b;
   const out = {};
   const step = async (name, f) => {
+    if (CALLGRIND) {
+      out[name] = await instructions(redis, f);
+      return;
+    }
     const t = cpu();
     await f();
     out[name] = cpu() - t;
@@ -100,7 +144,7 @@ for (let n = 0; n < ROUNDS; n++) for (let i = 0; i < opened.length; i++) results
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 // The least of the rounds beside the median: what a busy machine adds to a step (waiting for a
 // core, caches another process emptied) only ever adds, so the minimum moves least between runs.
-console.log(`Redis CPU per step (ms: median / least of ${ROUNDS} rounds), a tree of ${FOLDERS * 100} files:`);
+console.log(`Redis ${CALLGRIND ? 'instructions' : 'CPU'} per step (${CALLGRIND ? 'millions' : 'ms'}: median / least of ${ROUNDS} rounds), a tree of ${FOLDERS * 100} files:`);
 const steps = Object.keys(results[0][0]);
 console.log(['step', ...opened.map((b) => b.root)].join(' | '));
 for (const s of steps) console.log([s, ...results.map((r) => `${median(r.map((x) => x[s]))} / ${Math.min(...r.map((x) => x[s]))}`)].join(' | '));

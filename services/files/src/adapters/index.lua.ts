@@ -459,7 +459,7 @@ local function push(p, r, b, key, size, sha, also)
       if took then
         took.n = took.n + refs
       else
-        b.refs[key] = { n = refs, size = size, sha = sha, r = r }
+        b.refs[key] = { n = refs, size = size, sha = sha, r = sha == false and r or nil }
         b.keys[#b.keys + 1] = key
       end
     else
