@@ -95,14 +95,41 @@ local function holdMany(fields)
   end)
   return held, bytes
 end
-local function unhold(v)
-  local size, _, _, key = entryOf(v)
-  local freed = 0
-  if redis.call('HINCRBY', CKO, key, -1) <= 0 then
-    redis.call('HDEL', CKO, key)
-    freed = tonumber(size)
+-- The reverse of holdMany() for a checkpoint's entries (path, entry, path, entry, …): each entry
+-- parsed once by its bars, its holds and references counted down in bulk (recount()); an object
+-- no checkpoint holds any more leaves cko, and one nothing references goes through unref().
+-- → the bytes ckb shrinks by.
+local function unholdMany(fields)
+  local counts, sizes, keys = {}, {}, {}
+  for i = 2, #fields, 2 do
+    local v = fields[i]
+    local b1 = find(v, '|', 1, true)
+    local b3 = find(v, '|', find(v, '|', b1 + 1, true) + 1, true)
+    local key = sub(v, b3 + 1, find(v, '|', b3 + 1, true) - 1)
+    local n = counts[key]
+    if n then
+      counts[key] = n + 1
+    else
+      counts[key], sizes[key] = 1, sub(v, 1, b1 - 1)
+      keys[#keys + 1] = key
+    end
   end
-  unref(key)
+  local freed, unheld, released = 0, {}, {}
+  recount(CKO, keys, function(key, count)
+    local left = (count or 0) - counts[key]
+    if left > 0 then return left end
+    unheld[#unheld + 1] = key
+    freed = freed + tonumber(sizes[key])
+  end)
+  bulk({ 'HDEL', CKO }, unheld)
+  -- An object whose last reference goes is left at one, for unref() to take with its bookkeeping.
+  recount(R, keys, function(key, count)
+    local left = (count or 0) - counts[key]
+    if left > 0 then return left end
+    released[#released + 1] = key
+    return 1
+  end)
+  for _, key in ipairs(released) do unref(key) end
   return freed
 end
 local function addHeld(bytes)
@@ -233,9 +260,7 @@ export const DELETE_CHECKPOINT = luaScript(`${CK_PRELUDE}
 local id = ARGV[7]
 if redis.call('HEXISTS', CKM, id) == 0 then return { 'CHECKPOINT_NOT_FOUND', id } end
 local all = redis.call('HGETALL', ckKey(id))
-local freed = 0
-for i = 2, #all, 2 do freed = freed + unhold(all[i]) end
-addHeld(-freed)
+addHeld(-unholdMany(all))
 -- Checkpoints taken before their hashes were the revisions' keepers also kept each revision in
 -- P kr:<path>, counted in P krn: those go with the last checkpoint that named them.
 if redis.call('EXISTS', KRN) == 1 then

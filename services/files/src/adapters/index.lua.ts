@@ -97,13 +97,22 @@ end
 
 -- Runs one command with a fixed head (the command, its key, its flags) and many arguments, a
 -- chunk at a time (Lua's unpack takes a few thousand values at most). The chunk is even, so
--- pairs (field and value, score and member) stay together.
+-- pairs (field and value, score and member) stay together. A head of two or three is passed as
+-- it is, before the chunk unpacked in place (no copy of the arguments into a table per chunk).
 local BULK_STEP = 1000
 local function bulk(head, args)
+  local n = #head
   for i = 1, #args, BULK_STEP do
-    local call = { unpack(head) }
-    for j = i, math.min(i + BULK_STEP - 1, #args) do call[#call + 1] = args[j] end
-    redis.call(unpack(call))
+    local j = math.min(i + BULK_STEP - 1, #args)
+    if n == 2 then
+      redis.call(head[1], head[2], unpack(args, i, j))
+    elseif n == 3 then
+      redis.call(head[1], head[2], head[3], unpack(args, i, j))
+    else
+      local call = { unpack(head) }
+      for k = i, j do call[#call + 1] = args[k] end
+      redis.call(unpack(call))
+    end
   end
 end
 
