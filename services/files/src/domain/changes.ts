@@ -37,7 +37,7 @@ export class Changes {
 
   /** The position after the latest change, for changes at or below `rawPath`. */
   async cursor(userId: string, rawPath: string): Promise<string> {
-    const path = parsePath(rawPath || ROOT).path;
+    const path = parsePath(rawPath).path;
     return this.#cursors.sign(userId, `changes:${path}`, await this.#log.latest(userId));
   }
 

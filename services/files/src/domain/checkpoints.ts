@@ -40,7 +40,10 @@ function isoTime(value: string): number {
   if (!m) return Number.NaN;
   // Absent seconds and zone (Z) count as 0.
   const [year, month, day, hour, minute, second, zoneHours, zoneMinutes] = [1, 2, 3, 4, 5, 6, 9, 10].map((i) => Number(m[i] ?? 0)) as [number, number, number, number, number, number, number, number];
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  // setUTCFullYear, not Date.UTC: Date.UTC reads the years 0–99 as 1900–1999 (0000 is a leap year, 1900 is not).
+  const lastDay = new Date(0);
+  lastDay.setUTCFullYear(year, month, 0);
+  const daysInMonth = lastDay.getUTCDate();
   const inRange = month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && zoneHours <= 23 && zoneMinutes <= 59;
   return inRange ? Date.parse(value) : Number.NaN;
 }
@@ -68,7 +71,7 @@ export class Checkpoints {
   }
 
   async create(userId: string, rawPath: string, label: string): Promise<CheckpointInfo> {
-    const path = parsePath(rawPath || ROOT);
+    const path = parsePath(rawPath);
     checkLabel(label);
     return info(await this.#index.create(userId, { checkpointId: newCheckpointId(), path: path.path, label, max: this.#max }));
   }
@@ -80,7 +83,7 @@ export class Checkpoints {
   }
 
   async list(userId: string, rawPath: string): Promise<CheckpointInfo[]> {
-    const path = parsePath(rawPath || ROOT);
+    const path = parsePath(rawPath);
     return (await this.#index.list(userId, path.path)).map(info);
   }
 
