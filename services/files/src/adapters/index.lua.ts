@@ -97,21 +97,16 @@ end
 
 -- Runs one command with a fixed head (the command, its key, its flags) and many arguments, a
 -- chunk at a time (Lua's unpack takes a few thousand values at most). The chunk is even, so
--- pairs (field and value, score and member) stay together. A head of two or three is passed as
--- it is, before the chunk unpacked in place (no copy of the arguments into a table per chunk).
+-- pairs (field and value, score and member) stay together. The head (the command and its key, and
+-- at most one flag) goes before the chunk unpacked in place: no copy of the arguments per chunk.
 local BULK_STEP = 1000
 local function bulk(head, args)
-  local n = #head
   for i = 1, #args, BULK_STEP do
     local j = math.min(i + BULK_STEP - 1, #args)
-    if n == 2 then
-      redis.call(head[1], head[2], unpack(args, i, j))
-    elseif n == 3 then
+    if head[3] then
       redis.call(head[1], head[2], head[3], unpack(args, i, j))
     else
-      local call = { unpack(head) }
-      for k = i, j do call[#call + 1] = args[k] end
-      redis.call(unpack(call))
+      redis.call(head[1], head[2], unpack(args, i, j))
     end
   end
 end
@@ -441,8 +436,9 @@ end
 -- Pushes a record onto p's history with a reference to its bytes; records beyond KEEP_REVS go,
 -- releasing theirs. With a batch \`b\`, the rest of the work waits for flush(b). A caller that
 -- has the record's object (key, size, sha256) at hand passes them, and the references it takes
--- to that object itself (\`also\`), so that one call counts them all; sha256 false: read from the
--- record only if the object was referenced by nothing yet (the sha256 is kept for those only).
+-- to that object itself (\`also\`), so that one call counts them all. Without the sha256 (false), it
+-- is read from the record only if the object was referenced by nothing yet (the only ones that
+-- keep one): a caller whose object is referenced already need not make the string.
 local function push(p, r, b, key, size, sha, also)
   local h = history(p)
   local n = redis.call('LPUSH', h, r)
@@ -468,7 +464,7 @@ local function push(p, r, b, key, size, sha, also)
       if took then
         took.n = took.n + refs
       else
-        b.refs[key] = { n = refs, size = size, sha = sha, r = sha == false and r or nil }
+        b.refs[key] = { n = refs, size = size, sha = sha, r = (not sha) and r or nil }
         b.keys[#b.keys + 1] = key
       end
     else

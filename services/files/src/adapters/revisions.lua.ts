@@ -78,9 +78,10 @@ local found = redis.call('ZRANGEBYLEX', T, '[' .. path .. '/', '(' .. path .. '0
 if redis.call('ZSCORE', T, path) then found[#found + 1] = path end
 -- The trashed paths whose newest record is a deletion, in parallel lists (a table per path costs
 -- more than its fields): the path, its folder, the deletion's time, and of the content it
--- carries the size, "sha256|key" (one run in an entry), the sha256, the key, and "size|sha256|key"
--- (one run in a record), so that the new entry and record are each one concatenation.
-local n, paths, dirs, ats, sizes, shaKeys, shas, keys, runs = 0, {}, {}, {}, {}, {}, {}, {}, {}
+-- carries the size, "sha256|key" (one run in an entry), the key, and "size|sha256|key" (one run in
+-- a record), so that the new entry and record are each one concatenation. (The deletion holds a
+-- reference to the object, so push() never needs its sha256.)
+local n, paths, dirs, ats, sizes, shaKeys, keys, runs = 0, {}, {}, {}, {}, {}, {}, {}
 local blocked = {}
 -- A directory at a trashed path refuses the restore; a recursive delete's undo finds none (nothing
 -- is left below the path) without asking for each path.
@@ -106,7 +107,7 @@ for _, p in ipairs(found) do
     local b7 = find(r, '|', b6 + 1, true)
     n = n + 1
     paths[n], dirs[n], ats[n] = p, parent, tonumber(sub(r, b6 + 1, b7 - 1))
-    sizes[n], shaKeys[n], shas[n], keys[n], runs[n] = sub(r, b3 + 1, b4 - 1), sub(r, b4 + 1, b6 - 1), sub(r, b4 + 1, b5 - 1), sub(r, b5 + 1, b6 - 1), sub(r, b3 + 1, b6 - 1)
+    sizes[n], shaKeys[n], keys[n], runs[n] = sub(r, b3 + 1, b4 - 1), sub(r, b4 + 1, b6 - 1), sub(r, b5 + 1, b6 - 1), sub(r, b3 + 1, b6 - 1)
   end
 end
 -- Newest deletion first, then by path. Paths come in byte order: one recursive delete (one time)
@@ -158,7 +159,7 @@ for k = 1, n do
     entries[#entries + 1] = p
     entries[#entries + 1] = last
     -- written(p, nil, last, b), with the fields at hand; the entry's reference counted with the record's.
-    push(p, rev .. '|0|' .. NOWS .. '|' .. runs[i] .. '|' .. NOWS .. '|', b, keys[i], sizes[i], shas[i], 1)
+    push(p, rev .. '|0|' .. NOWS .. '|' .. runs[i] .. '|' .. NOWS .. '|', b, keys[i], sizes[i], false, 1)
     restored = restored + 1
   end
 end
