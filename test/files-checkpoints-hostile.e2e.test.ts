@@ -7,8 +7,8 @@ import { mcpPost } from './support/mcp.js';
 import { startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
 
 /**
- * A hostile review of checkpoints, rewind and fork (CONTRACT §18, docs/api/files.md#checkpoints,
- * #rewind, #fork) and of the MCP tools create_checkpoint and rewind (§17): ids and times a client
+ * A hostile review of checkpoints, rewind and fork (docs/api/files.md#checkpoints, #rewind, #fork)
+ * and of the MCP tools create_checkpoint and rewind (docs/api/mcp.md): ids and times a client
  * should not send, other users' checkpoints, races on the cap and on one tree, round trips that
  * must give back the exact bytes, and an audit of the index (test/support/files-index-check.ts)
  * after each attack.
@@ -88,7 +88,7 @@ async function expectSound(u: ApiUser): Promise<void> {
 /** An upload that may be refused (no expectation on its status). */
 const upload = (u: ApiUser, path: string, content: Uint8Array) => uploadForm(stack.url, u, { filename: 'ignored', content }, { path, onConflict: 'overwrite' }) as Promise<ApiResponse>;
 
-/** The error envelope of §1 and nothing else: code, message, requestId (= X-Request-Id), optional details. */
+/** The error envelope (docs/api/conventions.md#errors) and nothing else: code, message, requestId (= X-Request-Id), optional details. */
 function envelope(res: ApiResponse, status: number, code: string): Record<string, unknown> {
   expect(res.status, res.text).toBe(status);
   expect(Object.keys(res.body ?? {}), res.text).toEqual(['error']);
@@ -253,7 +253,7 @@ describe('checkpoints — hostile bodies', () => {
     expect(envelope(await checkpoint(u, { path: '/files/l', label: `${rockets}🚀` }), 400, 'INVALID_ARGUMENT').details).toEqual({ field: 'label' });
   });
 
-  it('paths: trailing slash, `..`, `//`, outside /files, a file, a path that does not exist, a list with two paths: the §3 rules, never a 5xx', async () => {
+  it('paths: trailing slash, `..`, `//`, outside /files, a file, a path that does not exist, a list with two paths: the path rules (docs/api/files.md#paths), never a 5xx', async () => {
     const u = await stack.user();
     await seed(u);
     expect((await taken(u, '/files/')).path).toBe('/files');
@@ -287,7 +287,7 @@ describe('checkpoints — hostile bodies', () => {
     await expectSound(u);
   });
 
-  it('an empty `path` is no §3 path (it does not start with /files): 400 INVALID_PATH on create, rewind, the checkpoint list and the changes cursor, not the whole workspace', async () => {
+  it('an empty `path` is no path (docs/api/files.md#paths: it does not start with /files): 400 INVALID_PATH on create, rewind, the checkpoint list and the changes cursor, not the whole workspace', async () => {
     const u = await stack.user();
     await seed(u);
     const c = await taken(u, '/files/w');
