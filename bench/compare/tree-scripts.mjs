@@ -49,6 +49,8 @@ const cpu = () => {
   return Math.round(Number(readFileSync(`/proc/${server.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6);
 };
 
+/** The last callgrind dump read: each step's is the next one. */
+let lastDump;
 /**
  * Runs f with callgrind counting, and gives its instructions in millions. Scripts share one Lua
  * state, whose collector is incremental: a full collection before the step and one inside it,
@@ -68,8 +70,8 @@ async function instructions(redis, f) {
   for (;;) {
     const last = readdirSync(dumps).filter((name) => /^cg\.\d+\.\d+$/.test(name)).sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop())).pop();
     const totals = last && readFileSync(join(dumps, last), 'utf8').match(/^totals: (\d+)/m);
-    if (totals && last !== instructions.last) {
-      instructions.last = last;
+    if (totals && last !== lastDump) {
+      lastDump = last;
       return Math.round(Number(totals[1]) / 1e6);
     }
     await sleep(200);
