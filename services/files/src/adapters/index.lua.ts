@@ -191,7 +191,8 @@ end
 -- Hot loops find bars and slashes with plain finds (memchr, in C) rather than patterns: Lua's
 -- matcher costs a C call per character.
 local find, sub, byte = string.find, string.sub, string.byte
-local SLASH = 47
+-- Bytes compared with byte(): '/', and '1' (a record's deleted field).
+local SLASH, ONE = 47, 49
 -- The folder of each path of a run, computed only when it changes: paths in byte order come
 -- grouped by folder. folderOf(p) → p's folder, and the index of the slash before p's name.
 local function folders()
@@ -747,20 +748,17 @@ else
     local b, gone, entries, linked = batch(), {}, {}, {}
     local kids, dirs = { [from] = {} }, { from }
     if explicit(from) then kids[from][1] = '0'; kids[from][2] = '' end
-    -- The child set of the file's folder: files come in byte order, so mostly the previous one's.
-    local folderOf, prev, prevKids = folders(), from, kids[from]
+    local folderOf = folders()
     for _, m in ipairs(members) do
       local i = find(m, '\\0', 1, true)
       local p = i and sub(m, 1, i - 1) or m
       local target = to .. sub(p, cut)
+      -- The child set of the file's folder (a directory's own comes before its files: byte order).
       local parent, slash = folderOf(p)
-      if parent ~= prev then
-        prev = parent
-        prevKids = kids[prev]
-        if not prevKids then
-          prevKids = {}
-          kids[prev] = prevKids
-        end
+      local siblings = kids[parent]
+      if not siblings then
+        siblings = {}
+        kids[parent] = siblings
       end
       if i then
         -- The entry "size|mtime|sha256|key|revision", by its bars: all but the revision is one
@@ -778,13 +776,13 @@ else
         -- written(target, nil, moved, b), with the fields at hand (the sha256 only if its object
         -- needs it: see flushRefs()).
         push(target, rev .. '|0|' .. sub(m, e1 + 1, e2) .. size .. sub(m, e2, e4) .. NOWS .. '|', b, key, size, false)
-        prevKids[#prevKids + 1] = '0'
-        prevKids[#prevKids + 1] = sub(p, slash + 1) .. '\\0' .. moved
+        siblings[#siblings + 1] = '0'
+        siblings[#siblings + 1] = sub(p, slash + 1) .. '\\0' .. moved
         linked[#linked + 1] = '0'
         linked[#linked + 1] = target .. '\\0' .. moved
       else
-        prevKids[#prevKids + 1] = '0'
-        prevKids[#prevKids + 1] = sub(p, slash + 1)
+        siblings[#siblings + 1] = '0'
+        siblings[#siblings + 1] = sub(p, slash + 1)
         dirs[#dirs + 1] = p
         local own = {}
         if explicit(p) then own[1] = '0'; own[2] = '' end

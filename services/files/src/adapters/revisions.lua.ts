@@ -99,7 +99,7 @@ for _, p in ipairs(found) do
   -- The record "revision|deleted|mtime|size|sha256|key|recordedAt|last" (recordOf()), by its bars.
   local r = redis.call('LINDEX', history(p), 0)
   local b1 = r and find(r, '|', 1, true)
-  if b1 and byte(r, b1 + 1) == 49 then
+  if b1 and byte(r, b1 + 1) == ONE then
     local b3 = find(r, '|', b1 + 3, true)
     local b4 = find(r, '|', b3 + 1, true)
     local b5 = find(r, '|', b4 + 1, true)
