@@ -110,6 +110,46 @@ export async function cannon({ warmupS = 0, measure, ...options }) {
   };
 }
 
+/**
+ * Sums runs of one kind: req/s over their whole time (`seconds`), the worse run's p50 and p99,
+ * the failures, the status codes and each process's CPU.
+ */
+export function combineRuns(runs, seconds) {
+  const sum = (f) => runs.reduce((a, r) => a + f(r), 0);
+  const cpu = {};
+  for (const r of runs) for (const [name, ms] of Object.entries(r.cpu ?? {})) cpu[name] = (cpu[name] ?? 0) + ms;
+  const statusCounts = {};
+  for (const r of runs) for (const [code, n] of Object.entries(r.statusCounts)) statusCounts[code] = (statusCounts[code] ?? 0) + n;
+  return {
+    rps: sum((r) => r.total) / seconds,
+    total: sum((r) => r.total),
+    p50: Math.max(...runs.map((r) => r.p50)),
+    p99: Math.max(...runs.map((r) => r.p99)),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    statusCounts,
+    cpu,
+  };
+}
+
+/**
+ * Autocannon runs of several kinds in turns, so that a machine whose speed drifts during a
+ * scenario (here it does, by a third within minutes) weighs on every kind alike and their ratio
+ * holds: each kind's warm-up (`warmupS`) once, then `rounds` rounds of a `seconds` run of every
+ * kind, the order reversed every other round (A B C, C B A, …). `kinds`: name → cannon() options
+ * (without duration). → name → its runs combined (combineRuns).
+ */
+export async function alternating(kinds, { rounds, seconds, warmupS = 0 }) {
+  const names = Object.keys(kinds);
+  if (warmupS > 0) for (const name of names) await cannon({ ...kinds[name], measure: undefined, duration: warmupS });
+  const runs = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const name of round % 2 ? [...names].reverse() : names) runs[name].push(await cannon({ ...kinds[name], duration: seconds }));
+  }
+  return Object.fromEntries(names.map((name) => [name, combineRuns(runs[name], seconds * rounds)]));
+}
+
 /** The q-th quantile (0..1) of `values` (nearest rank). */
 export function quantile(values, q) {
   if (values.length === 0) return null;

@@ -3,7 +3,7 @@
 // same length on the same Agents: the ratio is what routing costs a chat (docs/api/agents.md#rollout).
 import { cpuMeter, cpuPerUnit } from '../lib/cpu.mjs';
 import { startFloorServer } from '../lib/floor-server.mjs';
-import { cannon, expectStatus, pool } from '../lib/http.mjs';
+import { cannon, combineRuns, expectStatus, pool } from '../lib/http.mjs';
 import { cannonNotes, createAgents, fmt } from './agents-shared.mjs';
 
 const ROUTED = 'canary';
@@ -41,26 +41,6 @@ function chatRequest(agents, alias) {
         body: JSON.stringify({ alias, routingKey: `customer-${n}` }),
       };
     },
-  };
-}
-
-/** Sums alternating runs of one kind: req/s over the whole time, the worst p99, the median-ish p50. */
-function combine(runs, seconds) {
-  const sum = (f) => runs.reduce((a, r) => a + f(r), 0);
-  const cpu = {};
-  for (const r of runs) for (const [name, ms] of Object.entries(r.cpu ?? {})) cpu[name] = (cpu[name] ?? 0) + ms;
-  const statusCounts = {};
-  for (const r of runs) for (const [code, n] of Object.entries(r.statusCounts)) statusCounts[code] = (statusCounts[code] ?? 0) + n;
-  return {
-    rps: sum((r) => r.total) / seconds,
-    total: sum((r) => r.total),
-    p50: Math.max(...runs.map((r) => r.p50)),
-    p99: Math.max(...runs.map((r) => r.p99)),
-    non2xx: sum((r) => r.non2xx),
-    errors: sum((r) => r.errors),
-    timeouts: sum((r) => r.timeouts),
-    statusCounts,
-    cpu,
   };
 }
 
@@ -110,9 +90,9 @@ export async function chatViaRoutedAlias(ctx) {
   } finally {
     await floorServer?.stop();
   }
-  const routed = combine(routedRuns, each * ROUNDS);
-  const plain = combine(plainRuns, each * ROUNDS);
-  const floor = floorRuns.length ? combine(floorRuns, each * ROUNDS) : undefined;
+  const routed = combineRuns(routedRuns, each * ROUNDS);
+  const plain = combineRuns(plainRuns, each * ROUNDS);
+  const floor = floorRuns.length ? combineRuns(floorRuns, each * ROUNDS) : undefined;
   for (const [label, r] of [['routed', routed], ['plain', plain], ...(floor ? [['floor', floor]] : [])]) {
     if (r.total === 0 || r.non2xx + r.errors + r.timeouts > 0) ctx.problem('chat-via-routed-alias', `${label}: ${r.non2xx} non-2xx ${JSON.stringify(r.statusCounts)}, ${r.errors} errors, ${r.timeouts} timeouts of ${r.total}`);
   }

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { startBaselineServer } from '../lib/baseline-server.mjs';
 import { startFloorServer } from '../lib/floor-server.mjs';
 import { cpuMeter, cpuPer, cpuPerUnit, settled } from '../lib/cpu.mjs';
-import { cannon, expectStatus, httpRequest, latencyLoop } from '../lib/http.mjs';
+import { alternating, expectStatus, httpRequest, latencyLoop } from '../lib/http.mjs';
 import { over } from '../lib/report.mjs';
 import { cannonNotes, createAgents, fmt } from './agents-shared.mjs';
 
@@ -19,19 +19,8 @@ const RICH_AGENT = {
   skills: ['search', 'summarize'],
 };
 
-/**
- * An autocannon run of GET `path` against a floor (bare, or with `io`: the contract's Redis calls).
- * A floor's processes start cold, where the stack has served the scenario's setup: at least a
- * second of warm-up (its connections to Redis and between its processes), whatever the scale.
- */
-async function floorRun(common, path, body, io) {
-  const floor = await startFloorServer(body, io);
-  try {
-    return await cannon({ ...common, warmupS: Math.max(common.warmupS, 1), url: `${floor.url}${path}`, measure: () => cpuMeter(floor.pids) });
-  } finally {
-    await floor.stop();
-  }
-}
+/** Runs of each kind of agent-get, alternated (docs/benchmarks.md#noise): 2 s each at the full scale. */
+const GET_ROUNDS = 5;
 
 export async function agentGet(ctx) {
   const { scale } = ctx;
@@ -39,23 +28,37 @@ export async function agentGet(ctx) {
   const [created] = await createAgents(user, 1, 1, () => RICH_AGENT);
   const path = `/v1/agents/${created.agentId}`;
   const got = expectStatus(await user.call('GET', path), 200, 'get the Agent');
-  const common = { connections: scale.connections, duration: scale.durationS, warmupS: scale.warmupS };
-  const baseline = await startBaselineServer(got.body);
-  let base;
-  try {
-    base = await cannon({ ...common, url: `${baseline.url}${path}`, measure: () => cpuMeter({ baseline: baseline.pid }) });
-  } finally {
-    await baseline.stop();
-  }
-  const sys = await cannon({ ...common, url: `${ctx.target.url}${path}`, headers: { authorization: `Bearer ${user.token}` }, measure: () => cpuMeter(ctx.target.pids) });
-  // The floor: Express → grpc-js → a gRPC server, with the Redis calls the contract makes (the
-  // rate limit in the HTTP process, the stored Agent read in the gRPC one), nothing else. When
-  // even it stays under the target, the target is out of reach for this design on this machine.
-  // Without Redis settings (a given stack) only the bare floor can run.
   const { redisUrl } = ctx.target;
   const env = ctx.target.floorEnv;
-  const ioFloor = redisUrl ? await floorRun(common, path, got.body, { redisUrl, agents: [{ agentId: created.agentId, configId: created.configId }], env }) : undefined;
-  const bare = await floorRun(common, path, got.body, { env });
+  // The baseline, the stack and its floors, their runs alternated so that the machine's drift hits
+  // them alike. The floor: Express → grpc-js → a gRPC server, with the Redis calls the contract
+  // makes (the rate limit in the HTTP process, the stored Agent read in the gRPC one), nothing
+  // else. When even it stays under the target, the target is out of reach for this design on this
+  // machine. Without Redis settings (a given stack) only the bare floor can run.
+  const rounds = Math.max(1, Math.min(GET_ROUNDS, Math.floor(scale.durationS / 2)));
+  const servers = [];
+  let runs;
+  try {
+    const baseline = await startBaselineServer(got.body);
+    servers.push(baseline);
+    const ioServer = redisUrl ? await startFloorServer(got.body, { redisUrl, agents: [{ agentId: created.agentId, configId: created.configId }], env }) : undefined;
+    if (ioServer) servers.push(ioServer);
+    const bareServer = await startFloorServer(got.body, { env });
+    servers.push(bareServer);
+    const common = { connections: scale.connections };
+    const kinds = {
+      base: { ...common, url: `${baseline.url}${path}`, measure: () => cpuMeter({ baseline: baseline.pid }) },
+      sys: { ...common, url: `${ctx.target.url}${path}`, headers: { authorization: `Bearer ${user.token}` }, measure: () => cpuMeter(ctx.target.pids) },
+      ...(ioServer && { ioFloor: { ...common, url: `${ioServer.url}${path}`, measure: () => cpuMeter(ioServer.pids) } }),
+      bare: { ...common, url: `${bareServer.url}${path}`, measure: () => cpuMeter(bareServer.pids) },
+    };
+    // A floor's processes start cold, where the stack has served the scenario's setup: at least a
+    // second of warm-up (their connections to Redis and between them), whatever the scale.
+    runs = await alternating(kinds, { rounds, seconds: scale.durationS / rounds, warmupS: Math.max(scale.warmupS, 1) });
+  } finally {
+    for (const server of servers.reverse()) await server.stop();
+  }
+  const { base, sys, ioFloor, bare } = runs;
   const floor = ioFloor ?? bare;
   if (sys.total === 0 || sys.non2xx + sys.errors + sys.timeouts > 0) ctx.problem('agent-get', `${sys.non2xx} non-2xx, ${sys.errors} errors, ${sys.timeouts} timeouts of ${sys.total}`);
   if (ioFloor && ioFloor.non2xx + ioFloor.errors + ioFloor.timeouts > 0) ctx.problem('agent-get', `floor with I/O: ${ioFloor.non2xx} non-2xx, ${ioFloor.errors} errors of ${ioFloor.total}`);
@@ -73,7 +76,7 @@ export async function agentGet(ctx) {
     cpu,
     metrics: { floorRatio: sys.rps / floor.rps, p99OverFloor: sys.p99 / floor.p99, agentsCpuOverFloor: over(cpu.system?.agents, cpu.floor?.['floor-grpc']) },
     notes:
-      `${scale.connections} connections, ${scale.durationS} s; ${Buffer.byteLength(got.text)} B of JSON. ${cannonNotes('baseline (bare Express 5)', base)}. ${cannonNotes('gateway', sys)}. ` +
+      `${scale.connections} connections, ${scale.durationS} s of each kind in ${rounds} alternated runs (p50 and p99: the worse run); ${Buffer.byteLength(got.text)} B of JSON. ${cannonNotes('baseline (bare Express 5)', base)}. ${cannonNotes('gateway', sys)}. ` +
       `${cannonNotes('bare floor (Express 5 → grpc-js → in-memory gRPC server: the two processes and the hop of this design, nothing else)', bare)}; ${ioNotes}` +
       `floor ÷ baseline ${fmt(floor.rps / base.rps, 3)}, gateway ÷ floor ${fmt(sys.rps / floor.rps, 3)}, gateway ÷ bare floor ${fmt(sys.rps / bare.rps, 3)}`,
   };
