@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { startBaselineServer } from '../lib/baseline-server.mjs';
 import { startFloorServer } from '../lib/floor-server.mjs';
 import { cpuMeter, cpuPerUnit } from '../lib/cpu.mjs';
-import { apiClient, cannon, expectStatus, pool } from '../lib/http.mjs';
+import { apiClient, cannon, combineRuns, expectStatus, pool } from '../lib/http.mjs';
 import { over } from '../lib/report.mjs';
 import { cannonNotes, createAgents, fmt } from './agents-shared.mjs';
 
@@ -62,20 +62,52 @@ async function resync(call, agents, concurrency) {
   });
 }
 
-/** Warm-up, resync, then the measured run of the uncontended load against `url`. */
-async function uncontended({ scale, url, call, headers, agents, pids }) {
+/**
+ * The uncontended load against `url`: warm() once, then measured(seconds) runs, each on configs
+ * learnt anew (resync), its statuses other than 200 counted in `unexpected`.
+ */
+function uncontendedLoad({ scale, url, call, headers, agents, pids }) {
   const load = patchLoad(agents);
   const run = (duration) => cannon({ connections: scale.connections, duration, url, headers, requests: [load.request], measure: () => cpuMeter(pids) });
-  if (scale.warmupS > 0) {
-    await run(scale.warmupS);
-    // The server may still apply PATCHes the warm-up sent last; let them land before reading.
-    await new Promise((r) => setTimeout(r, 1000));
+  return {
+    async warm() {
+      if (scale.warmupS > 0) await run(scale.warmupS);
+    },
+    async measured(seconds) {
+      // The server may still apply PATCHes the last run sent; let them land before reading.
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      await resync(call, agents, scale.seedConcurrency);
+      load.idle.splice(0, load.idle.length, ...agents);
+      for (const key of Object.keys(load.unexpected)) delete load.unexpected[key];
+      return { ...(await run(seconds)), unexpected: { ...load.unexpected } };
+    },
+  };
+}
+
+/** Measured runs of each kind, alternated (docs/benchmarks.md#noise): 2 s each at the full scale. */
+const PATCH_ROUNDS = 5;
+/** How long a run's last PATCHes get to land before the next run reads the configs. */
+const SETTLE_MS = 500;
+
+/**
+ * The uncontended loads of `kinds` (name → uncontendedLoad) in turns: each warmed once, then
+ * `rounds` runs of `seconds` each, the order reversed every other round, so that the machine's
+ * drift hits them alike. → name → its runs combined, with their `unexpected` statuses.
+ */
+async function alternatingLoads(kinds, rounds, seconds) {
+  const names = Object.keys(kinds);
+  for (const name of names) await kinds[name].warm();
+  const runs = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const name of round % 2 ? [...names].reverse() : names) runs[name].push(await kinds[name].measured(seconds));
   }
-  await resync(call, agents, scale.seedConcurrency);
-  load.idle.splice(0, load.idle.length, ...agents);
-  for (const key of Object.keys(load.unexpected)) delete load.unexpected[key];
-  const result = await run(scale.durationS);
-  return { ...result, unexpected: { ...load.unexpected } };
+  return Object.fromEntries(
+    names.map((name) => {
+      const unexpected = {};
+      for (const r of runs[name]) for (const [code, n] of Object.entries(r.unexpected)) unexpected[code] = (unexpected[code] ?? 0) + n;
+      return [name, { ...combineRuns(runs[name], seconds * rounds), unexpected }];
+    }),
+  );
 }
 
 /**
@@ -117,19 +149,11 @@ async function contended({ scale, call, agentId, configId }) {
 
 const newId = (prefix) => `${prefix}_${randomBytes(16).toString('hex')}`;
 
-/** The floor's uncontended and contended runs, on Agents seeded like the sample (a GET answer). */
-async function floorRuns(ctx, sample, count) {
-  const { scale } = ctx;
+/** The floor, on Agents seeded like the sample (a GET answer): `count` for the uncontended load, one for the race. */
+async function startPatchFloor(ctx, sample, count) {
   const agents = Array.from({ length: count + 1 }, () => ({ agentId: newId('agt'), configId: newId('cfg') }));
-  const floor = await startFloorServer(sample, { redisUrl: ctx.target.redisUrl, agents, env: ctx.target.floorEnv });
-  try {
-    const call = apiClient(floor.url, 'floor');
-    const load = await uncontended({ scale, url: floor.url, call, headers: {}, agents: agents.slice(0, count), pids: floor.pids });
-    const race = await contended({ scale, call, ...agents[count] });
-    return { load, race };
-  } finally {
-    await floor.stop();
-  }
+  const server = await startFloorServer(sample, { redisUrl: ctx.target.redisUrl, agents, env: ctx.target.floorEnv });
+  return { server, call: apiClient(server.url, 'floor'), agents: agents.slice(0, count), raced: agents[count] };
 }
 
 const failures = (r) => r.non2xx + r.errors + r.timeouts;
@@ -139,15 +163,27 @@ export async function agentPatch(ctx) {
   const user = await ctx.newUser('patch');
   const agents = await createAgents(user, scale.connections * 2, scale.seedConcurrency, (i) => ({ name: `Patch Agent ${i}` }));
   const headers = { authorization: `Bearer ${user.token}` };
-  const sys = await uncontended({ scale, url: ctx.target.url, call: user.call, headers, agents, pids: ctx.target.pids });
-  if (sys.total === 0 || failures(sys) > 0) ctx.problem('agent-patch', `uncontended: ${sys.non2xx} non-2xx (${JSON.stringify(sys.unexpected)}), ${sys.errors} errors, ${sys.timeouts} timeouts of ${sys.total}`);
-  const [target] = await createAgents(user, 1, 1, () => ({ name: 'Contended Agent' }));
-  const race = await contended({ scale, call: user.call, ...target });
-  if (!race.consistent) ctx.problem('agent-patch', `contended: ${JSON.stringify(race.tally)} other statuses ${JSON.stringify(race.otherStatuses)}`);
-
   const sample = expectStatus(await user.call('GET', `/v1/agents/${agents[0].agentId}`), 200, 'get an Agent').body;
+  const rounds = Math.max(1, Math.min(PATCH_ROUNDS, Math.floor(scale.durationS / 2)));
+  // The stack's uncontended load and the floor's, alternated; then each one's contended rounds.
   // Without Redis settings (a given stack) there is no floor with the contract's I/O.
-  const floor = ctx.target.redisUrl ? await floorRuns(ctx, sample, agents.length) : undefined;
+  const floorStack = ctx.target.redisUrl ? await startPatchFloor(ctx, sample, agents.length) : undefined;
+  let sys, race, floor;
+  try {
+    const kinds = {
+      sys: uncontendedLoad({ scale, url: ctx.target.url, call: user.call, headers, agents, pids: ctx.target.pids }),
+      ...(floorStack && { floor: uncontendedLoad({ scale, url: floorStack.server.url, call: floorStack.call, headers: {}, agents: floorStack.agents, pids: floorStack.server.pids }) }),
+    };
+    const loads = await alternatingLoads(kinds, rounds, scale.durationS / rounds);
+    sys = loads.sys;
+    const [target] = await createAgents(user, 1, 1, () => ({ name: 'Contended Agent' }));
+    race = await contended({ scale, call: user.call, ...target });
+    if (floorStack) floor = { load: loads.floor, race: await contended({ scale, call: floorStack.call, ...floorStack.raced }) };
+  } finally {
+    await floorStack?.server.stop();
+  }
+  if (sys.total === 0 || failures(sys) > 0) ctx.problem('agent-patch', `uncontended: ${sys.non2xx} non-2xx (${JSON.stringify(sys.unexpected)}), ${sys.errors} errors, ${sys.timeouts} timeouts of ${sys.total}`);
+  if (!race.consistent) ctx.problem('agent-patch', `contended: ${JSON.stringify(race.tally)} other statuses ${JSON.stringify(race.otherStatuses)}`);
   if (floor && (floor.load.total === 0 || failures(floor.load) > 0)) ctx.problem('agent-patch', `floor: ${floor.load.non2xx} non-2xx (${JSON.stringify(floor.load.unexpected)}) of ${floor.load.total}`);
   if (floor && !floor.race.consistent) ctx.problem('agent-patch', `floor contended: ${JSON.stringify(floor.race.tally)}`);
 
@@ -181,7 +217,7 @@ export async function agentPatch(ctx) {
     cpu,
     metrics: { agentsCpuOverFloor: over(cpu.system?.agents, cpu.floor?.['floor-grpc']), gatewayCpuOverFloor: over(cpu.system?.gateway, cpu.floor?.['floor-http']) },
     notes:
-      `uncontended (${agents.length} Agents, each writer on its own with the right baseConfigId): ${cannonNotes('gateway', sys)}; ${cannonNotes('baseline (bare Express 5 PATCH, JSON body parsed)', base)}. ` +
+      `uncontended (${agents.length} Agents, each writer on its own with the right baseConfigId; ${scale.durationS} s of the stack and of the floor in ${rounds} alternated runs, p50 and p99 the worse run): ${cannonNotes('gateway', sys)}; ${cannonNotes('baseline (bare Express 5 PATCH, JSON body parsed)', base)}. ` +
       `contended (1 Agent, ${scale.connections} writers × ${scale.patchRounds} rounds on one base): ${race.text}. ${floorNotes}`,
   };
 }
