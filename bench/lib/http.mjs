@@ -134,19 +134,27 @@ export function combineRuns(runs, seconds) {
 }
 
 /**
- * Autocannon runs of several kinds in turns, so that a machine whose speed drifts during a
- * scenario (here it does, by a third within minutes) weighs on every kind alike and their ratio
- * holds: each kind's warm-up (`warmupS`) once, then `rounds` rounds of a `seconds` run of every
- * kind, the order reversed every other round (A B C, C B A, …). `kinds`: name → cannon() options
- * (without duration). → name → its runs combined (combineRuns).
+ * `rounds` rounds of `run(name)` for every one of `names`, the order reversed every other round
+ * (A B C, C B A, …), so that a machine whose speed drifts during a scenario (here it does, by a
+ * third within minutes) weighs on every kind alike and their ratio holds. → name → its runs.
+ */
+export async function inTurns(names, rounds, run) {
+  const runs = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const name of round % 2 ? [...names].reverse() : names) runs[name].push(await run(name));
+  }
+  return runs;
+}
+
+/**
+ * Autocannon runs of several kinds in turns (inTurns): each kind's warm-up (`warmupS`) once, then
+ * `rounds` runs of `seconds` of each. `kinds`: name → cannon() options (without duration).
+ * → name → its runs combined (combineRuns).
  */
 export async function alternating(kinds, { rounds, seconds, warmupS = 0 }) {
   const names = Object.keys(kinds);
   if (warmupS > 0) for (const name of names) await cannon({ ...kinds[name], measure: undefined, duration: warmupS });
-  const runs = Object.fromEntries(names.map((name) => [name, []]));
-  for (let round = 0; round < rounds; round++) {
-    for (const name of round % 2 ? [...names].reverse() : names) runs[name].push(await cannon({ ...kinds[name], duration: seconds }));
-  }
+  const runs = await inTurns(names, rounds, (name) => cannon({ ...kinds[name], duration: seconds }));
   return Object.fromEntries(names.map((name) => [name, combineRuns(runs[name], seconds * rounds)]));
 }
 

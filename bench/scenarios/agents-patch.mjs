@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { startBaselineServer } from '../lib/baseline-server.mjs';
 import { startFloorServer } from '../lib/floor-server.mjs';
 import { cpuMeter, cpuPerUnit } from '../lib/cpu.mjs';
-import { apiClient, cannon, combineRuns, expectStatus, pool } from '../lib/http.mjs';
+import { apiClient, cannon, combineRuns, expectStatus, inTurns, pool } from '../lib/http.mjs';
 import { over } from '../lib/report.mjs';
 import { cannonNotes, createAgents, fmt } from './agents-shared.mjs';
 
@@ -90,17 +90,13 @@ const PATCH_ROUNDS = 5;
 const SETTLE_MS = 500;
 
 /**
- * The uncontended loads of `kinds` (name → uncontendedLoad) in turns: each warmed once, then
- * `rounds` runs of `seconds` each, the order reversed every other round, so that the machine's
- * drift hits them alike. → name → its runs combined, with their `unexpected` statuses.
+ * The uncontended loads of `kinds` (name → uncontendedLoad) in turns (inTurns): each warmed once,
+ * then `rounds` runs of `seconds` each. → name → its runs combined, with their `unexpected` statuses.
  */
 async function alternatingLoads(kinds, rounds, seconds) {
   const names = Object.keys(kinds);
   for (const name of names) await kinds[name].warm();
-  const runs = Object.fromEntries(names.map((name) => [name, []]));
-  for (let round = 0; round < rounds; round++) {
-    for (const name of round % 2 ? [...names].reverse() : names) runs[name].push(await kinds[name].measured(seconds));
-  }
+  const runs = await inTurns(names, rounds, (name) => kinds[name].measured(seconds));
   return Object.fromEntries(
     names.map((name) => {
       const unexpected = {};
