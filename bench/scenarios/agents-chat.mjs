@@ -3,12 +3,12 @@
 // same length on the same Agents: the ratio is what routing costs a chat (docs/api/agents.md#rollout).
 import { cpuMeter, cpuPerUnit } from '../lib/cpu.mjs';
 import { startFloorServer } from '../lib/floor-server.mjs';
-import { cannon, combineRuns, expectStatus, pool } from '../lib/http.mjs';
+import { cannon, combineRuns, expectStatus, inTurns, pool } from '../lib/http.mjs';
 import { cannonNotes, createAgents, fmt } from './agents-shared.mjs';
 
 const ROUTED = 'canary';
 const PLAIN = 'stable';
-/** Measured runs of each kind, alternated (routed, plain, routed, …) so drift hits both. */
+/** Measured runs of each kind, taken in turns (inTurns: routed, plain, floor, then floor, plain, routed) so drift hits them alike. */
 const ROUNDS = 2;
 
 /** Each Agent gets a second config, a routed alias over both and a plain alias on the second. */
@@ -77,22 +77,17 @@ export async function chatViaRoutedAlias(ctx) {
     : undefined;
   const floorRun = (duration) =>
     cannon({ connections: scale.connections, duration, url: floorServer.url, requests: [chatRequest(agents, PLAIN)], measure: () => cpuMeter(floorServer.pids) });
-  const routedRuns = [];
-  const plainRuns = [];
-  const floorRuns = [];
+  let runs;
   try {
     if (floorServer) await floorRun(Math.max(1, scale.warmupS));
-    for (let round = 0; round < ROUNDS; round++) {
-      routedRuns.push(await run(ROUTED, each));
-      plainRuns.push(await run(PLAIN, each));
-      if (floorServer) floorRuns.push(await floorRun(each));
-    }
+    const kinds = { routed: () => run(ROUTED, each), plain: () => run(PLAIN, each), ...(floorServer && { floor: () => floorRun(each) }) };
+    runs = await inTurns(Object.keys(kinds), ROUNDS, (name) => kinds[name]());
   } finally {
     await floorServer?.stop();
   }
-  const routed = combineRuns(routedRuns, each * ROUNDS);
-  const plain = combineRuns(plainRuns, each * ROUNDS);
-  const floor = floorRuns.length ? combineRuns(floorRuns, each * ROUNDS) : undefined;
+  const routed = combineRuns(runs.routed, each * ROUNDS);
+  const plain = combineRuns(runs.plain, each * ROUNDS);
+  const floor = runs.floor ? combineRuns(runs.floor, each * ROUNDS) : undefined;
   for (const [label, r] of [['routed', routed], ['plain', plain], ...(floor ? [['floor', floor]] : [])]) {
     if (r.total === 0 || r.non2xx + r.errors + r.timeouts > 0) ctx.problem('chat-via-routed-alias', `${label}: ${r.non2xx} non-2xx ${JSON.stringify(r.statusCounts)}, ${r.errors} errors, ${r.timeouts} timeouts of ${r.total}`);
   }
