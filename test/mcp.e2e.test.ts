@@ -131,7 +131,9 @@ describe('mcp — tools', () => {
       { name: 'a.md', type: 'file' },
       { name: 'sub', type: 'directory', children: [{ name: 'b.md', type: 'file' }, { name: 'c.txt', type: 'file' }] },
     ]);
-    const found = await c.call('search_files', { path: '/files/t', pattern: '*.md', excludePatterns: ['node_modules'] });
+    // As the reference server reads a pattern: relative to `path`, `*` within one folder.
+    expect((await c.call('search_files', { path: '/files/t', pattern: '*.md' })).structuredContent.matches).toEqual(['/files/t/a.md']);
+    const found = await c.call('search_files', { path: '/files/t', pattern: '**/*.md', excludePatterns: ['node_modules'] });
     expect(found.structuredContent.matches).toEqual(['/files/t/a.md', '/files/t/sub/b.md']);
     expect((await c.call('search_files', { path: '/files/t', pattern: 'sub/**/*.txt' })).structuredContent.matches).toEqual(['/files/t/sub/c.txt']);
     expect((await c.call('search_files', { path: '/files/t', pattern: '*.pdf' })).content[0]!.text).toBe('No matches found');

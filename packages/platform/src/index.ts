@@ -28,3 +28,4 @@ export { assertDurableRedis } from './runtime/redis-policy.js';
 export { tombstone, TOMBSTONED_LUA } from './tombstones.js';
 export { AesGcmSecretBox, type SecretBox } from './secret-box.js';
 export { luaScript } from './lua.js';
+export { globMatcher, MAX_GLOB_CHARS, type GlobOptions } from './glob.js';

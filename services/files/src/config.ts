@@ -54,6 +54,16 @@ export const configSchema = serviceConfig({ grpc: 50052, metrics: 9466 }).extend
   SEARCH_MAX_FILE_BYTES: env.positiveInt(MiB),
   /** Objects one search reads from the store at once (docs/api/files.md#search). */
   SEARCH_READ_CONCURRENCY: env.positiveInt(16),
+  /**
+   * Worker threads that match searches' texts, per replica (docs/api/files.md#search): the
+   * service's event loop never runs a pattern. Each keeps one CPU busy while it matches.
+   */
+  SEARCH_WORKERS: env.positiveInt(1),
+  /**
+   * The matching time one search answer may take (docs/api/files.md#search), summed over its
+   * files; past it the work stops and the answer is 422 SEARCH_TOO_EXPENSIVE. Default 10 s.
+   */
+  SEARCH_BUDGET_MS: env.positiveInt(10_000),
   /** Checkpoints one user may keep (docs/api/files.md#checkpoints); one more → 403 QUOTA_EXCEEDED. */
   MAX_CHECKPOINTS: env.positiveInt(100),
   /** Long polls of the changes feed waiting at once per replica; more answer at once. */

@@ -5,6 +5,7 @@ import { RedisChangesLog } from './adapters/changes.redis.js';
 import { RedisCheckpointIndex } from './adapters/checkpoints.redis.js';
 import { Checkpoints } from './domain/checkpoints.js';
 import { IndexKeys, RedisFileIndex } from './adapters/index.redis.js';
+import { MatchPool } from './adapters/match-pool.js';
 import { migrateOldLayout } from './adapters/migration.js';
 import { RedisContentSummaries } from './adapters/summaries.redis.js';
 import { Sweeper } from './adapters/sweeper.js';
@@ -76,7 +77,9 @@ export const filesService = defineService({
     const checkpoints = new Checkpoints({ index: withUnavailableErrors(checkpointIndex, 'Redis'), maxCheckpoints: config.MAX_CHECKPOINTS, retentionMs: retentionMsOf(config.FILE_REVISION_DAYS) });
     const transfer = new KnowledgeTransfer({ index: withUnavailableErrors(rawIndex, 'Redis'), uploads, blobs, pendingMs: config.UPLOAD_PENDING_MS });
     const summaries = withUnavailableErrors(new RedisContentSummaries({ redis, keys }), 'Redis');
-    const search = new Search({ index, blobs, summaries, cursors, logger, maxFileBytes: config.SEARCH_MAX_FILE_BYTES, concurrency: config.SEARCH_READ_CONCURRENCY });
+    const matcher = new MatchPool({ size: config.SEARCH_WORKERS, logger });
+    ctx.onStop('search workers', () => matcher.close());
+    const search = new Search({ index, blobs, summaries, cursors, logger, matcher, budgetMs: config.SEARCH_BUDGET_MS, maxFileBytes: config.SEARCH_MAX_FILE_BYTES, concurrency: config.SEARCH_READ_CONCURRENCY });
     ctx.serve(FilesServiceService, { ...filesHandlers({ workspace, uploads, knowledge, changes, blobs, search, revisions: new Revisions({ index }), checkpoints }), ...knowledgeTransferHandlers(transfer) });
   },
 });

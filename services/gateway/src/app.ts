@@ -17,7 +17,7 @@ import type { LinkOptions } from './features/links/links.routes.js';
 import { idempotency } from './edge/limits/idempotency.js';
 import type { IdempotencyStore } from './edge/limits/idempotency-store.js';
 import { rateLimit, userBucket, type RateLimiter } from './edge/limits/rate-limit.js';
-import type { UploadSlots } from './edge/limits/upload-slots.js';
+import type { UserSlots } from './edge/limits/user-slots.js';
 import { TUS_PATH, tusDiscovery } from './features/files/tus/tus.routes.js';
 import type { Clients } from './clients.js';
 import { requestIdOf, setUser, userOf } from './edge/request-context.js';
@@ -50,7 +50,8 @@ export interface GatewayDeps {
 
 export interface Limits {
   rate: RateLimiter;
-  uploads: UploadSlots;
+  uploads: UserSlots;
+  searches: UserSlots;
   idempotency: IdempotencyStore;
 }
 
@@ -61,7 +62,7 @@ function guardsOf(limits: Limits | undefined, logger: Logger): RouteGuards {
     // Unauthenticated routes (the webhook hook) are limited per what they name; the key is hashed to a fixed length.
     rateLimit: (keyOf) => rateLimit(limits.rate, (req) => `key:${tenantKey(keyOf(req))}`),
     idempotency: idempotency({ store: limits.idempotency, logger }),
-    uploadSlot: limits.uploads.guard(),
+    slots: { uploads: limits.uploads.guard(), searches: limits.searches.guard() },
   };
 }
 
@@ -154,7 +155,7 @@ export function createApp(deps: GatewayDeps) {
   if (deps.tus) app.options(TUS_PATH, tusDiscovery(deps.tus.maxBytes));
   if (deps.mcp) {
     const { clients, store, logger, corsOrigins = [], links, limits } = deps;
-    app.use(mcpRouter({ ...deps.mcp, clients, store, logger, authenticate, corsOrigins, publicUrl: links?.publicUrl, uploads: limits?.uploads, rate: limits?.rate, idleTimeoutMs: deps.uploadIdleTimeoutMs }));
+    app.use(mcpRouter({ ...deps.mcp, clients, store, logger, authenticate, corsOrigins, publicUrl: links?.publicUrl, uploads: limits?.uploads, searches: limits?.searches, rate: limits?.rate, idleTimeoutMs: deps.uploadIdleTimeoutMs }));
   }
   app.use(mountRoutes(routes, authenticate, guardsOf(deps.limits, deps.logger)));
   app.use((req, _res, next) => next(new AppError('ROUTE_NOT_FOUND', `no route for ${req.method} ${req.path}`)));

@@ -50,6 +50,8 @@ export const configSchema = processConfig({ metrics: 9464 })
     RATE_LIMIT_BURST: env.positiveInt(200),
     /** Uploads of one user in flight at once, across every replica; one more → 429. */
     MAX_CONCURRENT_UPLOADS: env.positiveInt(8),
+    /** Content searches (docs/api/files.md#search) of one user running at once, across every replica; one more → 429. */
+    MAX_SEARCHES_PER_USER: env.positiveInt(2),
     /** Browser origins allowed to call the API (docs/api/conventions.md#cors), comma-separated; none by default. */
     CORS_ORIGINS: z
       .string()

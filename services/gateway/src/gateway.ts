@@ -14,7 +14,7 @@ import { answerClientError } from './edge/client-error.js';
 import { ObjectStore } from './transfer/object-store.js';
 import { IdempotencyStore } from './edge/limits/idempotency-store.js';
 import { RateLimiter } from './edge/limits/rate-limit.js';
-import { UploadSlots } from './edge/limits/upload-slots.js';
+import { UserSlots } from './edge/limits/user-slots.js';
 import { LinkSigner, type LinkKey } from './features/links/link-signer.js';
 import type { Clients } from './clients.js';
 
@@ -32,8 +32,8 @@ export interface GatewayOptions {
   metrics?: Metrics;
   /** The Redis every replica shares for rate limits, upload slots and idempotency records. */
   redis: { url: string; cluster: boolean };
-  /** docs/api/conventions.md#rate-limits: RATE_LIMIT_PER_SECOND, RATE_LIMIT_BURST, MAX_CONCURRENT_UPLOADS. */
-  limits: { perSecond: number; burst: number; maxConcurrentUploads: number };
+  /** docs/api/conventions.md#rate-limits: RATE_LIMIT_PER_SECOND, RATE_LIMIT_BURST, MAX_CONCURRENT_UPLOADS, MAX_SEARCHES_PER_USER. */
+  limits: { perSecond: number; burst: number; maxConcurrentUploads: number; maxSearches: number };
   /** LINK_SIGNING_KEYS (first signs, all verify) and PUBLIC_URL; no keys: a random one per process. */
   links?: { keys: LinkKey[]; publicUrl?: string | undefined };
   /** TUS_UPLOAD_EXPIRY_MS: how long an unfinished resumable upload lives; default 24 h. */
@@ -89,7 +89,8 @@ export async function startGateway(options: GatewayOptions) {
   });
   const limits = {
     rate: new RateLimiter({ redis, perSecond: options.limits.perSecond, burst: options.limits.burst }),
-    uploads: new UploadSlots({ redis, logger: options.logger, max: options.limits.maxConcurrentUploads }),
+    uploads: new UserSlots({ redis, logger: options.logger, kind: 'uploads', max: options.limits.maxConcurrentUploads }),
+    searches: new UserSlots({ redis, logger: options.logger, kind: 'searches', max: options.limits.maxSearches }),
     idempotency: new IdempotencyStore(redis),
   };
   if (!options.links?.keys.length) options.logger.warn('LINK_SIGNING_KEYS is not set: temporary links are signed with a random key and work only on this replica until it restarts');

@@ -31,7 +31,7 @@ const gateway = await startGateway({
   tusUploadExpiryMs: config.TUS_UPLOAD_EXPIRY_MS,
   maxUploadBytes: config.MAX_UPLOAD_BYTES,
   links: { keys: config.LINK_SIGNING_KEYS, publicUrl: config.PUBLIC_URL },
-  limits: { perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST, maxConcurrentUploads: config.MAX_CONCURRENT_UPLOADS },
+  limits: { perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST, maxConcurrentUploads: config.MAX_CONCURRENT_UPLOADS, maxSearches: config.MAX_SEARCHES_PER_USER },
 });
 const metricsServer = await metrics.serve(config.HOST, config.METRICS_PORT);
 logger.info({ port: gateway.port, metricsPort: metricsServer.port }, 'listening');

@@ -4,7 +4,7 @@ import { newUserId } from '@workspace/testkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { IdempotencyStore } from '../src/edge/limits/idempotency-store.js';
 import { RateLimiter } from '../src/edge/limits/rate-limit.js';
-import { UploadSlots } from '../src/edge/limits/upload-slots.js';
+import { UserSlots } from '../src/edge/limits/user-slots.js';
 
 const logger = createLogger('gateway-test', 'silent');
 let redis: RedisClient;
@@ -47,7 +47,7 @@ describe('rate limiter', () => {
     down.on('error', () => undefined);
     try {
       await expect(new RateLimiter({ redis: down, perSecond: 1, burst: 1, timeoutMs: 1_000 }).consume('k')).rejects.toMatchObject({ code: 'UNAVAILABLE' });
-      await expect(new UploadSlots({ redis: down, logger, max: 1, timeoutMs: 1_000 }).acquire('u')).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+      await expect(new UserSlots({ redis: down, logger, kind: 'uploads', max: 1, timeoutMs: 1_000 }).acquire('u')).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     } finally {
       down.disconnect();
     }
@@ -56,7 +56,7 @@ describe('rate limiter', () => {
 
 describe('upload slots', () => {
   it('upload slots — at most `max` per user; a released slot is free again; users are independent', async () => {
-    const slots = new UploadSlots({ redis, logger, max: 2 });
+    const slots = new UserSlots({ redis, logger, kind: 'uploads', max: 2 });
     const user = newUserId();
     const first = await slots.acquire(user);
     const second = await slots.acquire(user);
@@ -74,10 +74,10 @@ describe('upload slots', () => {
     const user = newUserId();
     const doomed = createRedis({ url: inject('infra').redisUrl, cluster: inject('infra').redisCluster ?? false, name: 'gateway-doomed' });
     doomed.on('error', () => undefined);
-    const dying = new UploadSlots({ redis: doomed, logger, max: 1, leaseMs: 400 });
+    const dying = new UserSlots({ redis: doomed, logger, kind: 'uploads', max: 1, leaseMs: 400 });
     const orphan = await dying.acquire(user);
     doomed.disconnect(); // the replica is gone: its renewals and its release never reach Redis
-    const survivor = new UploadSlots({ redis, logger, max: 1, leaseMs: 400 });
+    const survivor = new UserSlots({ redis, logger, kind: 'uploads', max: 1, leaseMs: 400 });
     await expect(survivor.acquire(user)).rejects.toMatchObject({ code: 'RATE_LIMITED' });
     let taken: (() => void) | undefined;
     await expect.poll(async () => (taken = await survivor.acquire(user).catch(() => undefined)), { interval: 50, timeout: 3_000 }).toBeTypeOf('function');
@@ -86,7 +86,7 @@ describe('upload slots', () => {
   });
 
   it('upload slots — a held slot is renewed: a long upload keeps it past its first lease', async () => {
-    const slots = new UploadSlots({ redis, logger, max: 1, leaseMs: 300 });
+    const slots = new UserSlots({ redis, logger, kind: 'uploads', max: 1, leaseMs: 300 });
     const user = newUserId();
     const release = await slots.acquire(user);
     await new Promise((r) => setTimeout(r, 900)); // three leases long: only renewals keep it

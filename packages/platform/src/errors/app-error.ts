@@ -86,6 +86,9 @@ export const errors = {
       details: { quota, limit: String(limit), used: String(used) },
     }),
   historyExpired: (what: string) => new AppError('HISTORY_EXPIRED', `${what} is older than the retained history (FILE_REVISION_DAYS)`),
+  /** A content search over its CPU budget (docs/api/files.md#search): narrowing it is the way on. */
+  searchTooExpensive: (budgetMs: number) =>
+    new AppError('SEARCH_TOO_EXPENSIVE', `the search passed its budget of ${budgetMs} ms of matching; narrow path or glob, or simplify q`, { details: { budgetMs: String(budgetMs) } }),
   cursorExpired: () => new AppError('CURSOR_EXPIRED', 'the cursor is older than the retained history; list again and take a new cursor'),
   unavailable: (what: string, cause?: unknown) =>
     new AppError('UNAVAILABLE', `${what} is unavailable; retry later`, { cause }),

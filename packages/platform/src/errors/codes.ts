@@ -46,6 +46,8 @@ export const ERROR_TABLE = {
   CURSOR_EXPIRED: { grpc: GrpcStatus.OUT_OF_RANGE, http: 410 },
   /** A rewind or fork (docs/api/files.md) to a time older than the retained history. */
   HISTORY_EXPIRED: { grpc: GrpcStatus.OUT_OF_RANGE, http: 410 },
+  /** A content search (docs/api/files.md#search) that passed its CPU budget (SEARCH_BUDGET_MS); `details.budgetMs`. */
+  SEARCH_TOO_EXPENSIVE: { grpc: GrpcStatus.RESOURCE_EXHAUSTED, http: 422 },
   /** An MCP `edit_file` edit whose `oldText` is not found exactly once; `details.edit` is its index. */
   EDIT_NOT_APPLICABLE: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 422 },
   /** A request to the MCP endpoint from a browser origin CORS_ORIGINS does not allow (DNS rebinding). */

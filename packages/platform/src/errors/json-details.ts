@@ -8,11 +8,12 @@ export type JsonDetails = Record<string, string | number | null>;
  * The details that are figures, by code. Details cross gRPC as text (google.rpc.ErrorInfo
  * metadata is a string map), so every service's error reaches the gateway with them as text;
  * the envelope gives them back as JSON integers. QUOTA_EXCEEDED's `limit` and `used`, and
- * EDIT_NOT_APPLICABLE's `edit`, are integers by the API's rules.
+ * EDIT_NOT_APPLICABLE's `edit` and SEARCH_TOO_EXPENSIVE's `budgetMs`, are integers by the API's rules.
  */
 const INTEGER_DETAILS: Partial<Record<ErrorCode, readonly string[]>> = {
   QUOTA_EXCEEDED: ['limit', 'used'],
   EDIT_NOT_APPLICABLE: ['edit'],
+  SEARCH_TOO_EXPENSIVE: ['budgetMs'],
 };
 
 /**

@@ -128,16 +128,17 @@ export class MinioBlobStore implements BlobStore {
         if (isNotFound(err)) throw errors.unavailable('file storage (an object is missing)', err);
         throw err;
       }
-      if (signal) {
-        if (signal.aborted) res.destroy();
-        else signal.addEventListener('abort', () => res.destroy(), { once: true });
-      }
+      // The listener goes with the read: one kept per read piled up on a search's signal.
+      const onAbort = () => res.destroy();
+      if (signal?.aborted) res.destroy();
+      else signal?.addEventListener('abort', onAbort, { once: true });
       return (async function* () {
         try {
           for await (const chunk of res as AsyncIterable<Uint8Array>) yield chunk;
         } catch (err) {
           throw storeError(err);
         } finally {
+          signal?.removeEventListener('abort', onAbort);
           res.destroy();
         }
       })();

@@ -177,13 +177,13 @@ export class RedisFileIndex implements FileIndex {
    * One page of a listing in one MULTI of native commands (atomic, no script): the entries ride
    * in the sorted sets' members (see index.lua.ts), and the latest change id is the version.
    */
-  async list(userId: string, input: { path: string; recursive: boolean; after: string; limit: number }): Promise<IndexListPage> {
+  async list(userId: string, input: { path: string; recursive: boolean; after: string; limit: number; from?: string }): Promise<IndexListPage> {
     const prefix = this.keys.prefix(userId);
-    const { path, recursive, after, limit } = input;
+    const { path, recursive, after, limit, from } = input;
     // NUL then a non-ASCII byte sorts after every "<after>\0<entry>" member (entries are ASCII) and before any longer path.
     const next = (from: string) => `(${from}\0\xff`;
     const range = recursive
-      ? [`${prefix}z`, after ? next(after) : `[${path}/`, `(${path}0`]
+      ? [`${prefix}z`, after ? next(after) : from ? `[${from}` : `[${path}/`, `(${path}0`]
       : // '(' + nothing: after the marker "" of an explicit folder (see index.lua.ts), before every name.
         [`${prefix}c:${path}`, after ? next(after.slice(path.length + 1)) : '(', '+'];
     const replies = await this.#redis

@@ -58,9 +58,27 @@ describe('search matcher', () => {
     }
   });
 
+  it('search matcher — a line is the text between two \\n: an empty text is one empty line, a final \\n ends with one', () => {
+    for (const q of ['^$', '^', 'x*', '$']) {
+      expect(where('', q, true), q).toEqual(['1:1']);
+      expect(where('', q, true), q).toEqual(reference('', q, false));
+    }
+    expect(where('abc\n', '^$', true)).toEqual(['2:1']);
+    expect(where('abc\n', '^$', true)).toEqual(reference('abc\n', '^$', false));
+  });
+
+  it('search matcher — a match never crosses \\n, so a pattern that could is linear in the text (a[^#]*b over 1 MiB of a lines)', () => {
+    // From every line start the whole-text search ran to the end: 48 KiB took 90 s, 1 MiB hours.
+    const text = `${'a\n'.repeat(512 * 1024)}b`;
+    const started = performance.now();
+    expect(where(text, 'a[^#]*b', true)).toEqual([]);
+    expect(where(`${text}\nab`, 'a[^#]*b', true, false, [0, 0], 5)).toEqual([`${512 * 1024 + 2}:1`]);
+    expect(performance.now() - started).toBeLessThan(20_000);
+  });
+
   it('search matcher — the same matches as a line-by-line scan, for random texts and patterns', () => {
     const text = fc.array(fc.constantFrom('a', 'b', 'A', 'é', 'É', '😀', ' ', '\n', 'k', '\u212A'), { maxLength: 80 }).map((c) => c.join(''));
-    const pattern = fc.constantFrom('a', 'ab', 'a+b', '[ab]', '^a', 'b$', 'a.b', '(ab|ba)', 'b*', 'é+', 'k', 'K', '\\bab', 'a{2,3}', '😀.');
+    const pattern = fc.constantFrom('a', 'ab', 'a+b', '[ab]', '^a', 'b$', 'a.b', '(ab|ba)', 'b*', 'é+', 'k', 'K', '\\bab', 'a{2,3}', '😀.', '^$', '^', 'a[^#]*b', 'a\\s*b');
     fc.assert(
       fc.property(text, pattern, fc.boolean(), (t, p, cs) => {
         expect(where(t, p, true, cs)).toEqual(reference(t, p, cs));

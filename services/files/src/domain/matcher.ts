@@ -33,8 +33,12 @@ export interface CompiledQuery {
   matches(text: string, after: readonly [number, number], max: number): LineMatch[];
 }
 
-/** A flag group or a text anchor changes what a line-by-line match means: then every line is tried. */
-const WHOLE_TEXT_UNSAFE = /\\[Az]|\(\?/;
+/** What a search asks of each file's text, as it crosses to a matching worker: compileQuery's arguments. */
+export interface QuerySpec {
+  q: string;
+  regex: boolean;
+  caseSensitive: boolean;
+}
 
 /** RE2 refuses the pattern → 400 INVALID_ARGUMENT on `q`; else the compiled query. */
 export function compileQuery(q: string, regex: boolean, caseSensitive: boolean): CompiledQuery {
@@ -55,36 +59,27 @@ export function compileQuery(q: string, regex: boolean, caseSensitive: boolean):
   // A flag group may turn case folding on for part of the pattern: then only ASCII trigrams hold.
   const exactCase = caseSensitive && !(regex && q.includes('(?'));
   const trigrams = [...new Set(literals.flatMap((l) => literalTrigrams(l, exactCase)))];
-  const skipAhead = !(regex && WHOLE_TEXT_UNSAFE.test(q));
-  return { trigrams, matches: (text, after, max) => findMatches({ re, text, after, max, skipAhead }) };
+  return { trigrams, matches: (text, after, max) => findMatches(re, text, after, max) };
 }
 
 /**
- * Line by line. With `skipAhead`, a search of the whole text finds the next line that can hold
- * a match: a match inside a line is also a match of the whole text at the same place (the
- * pattern is multi-line: `^` and `$` hold at line ends), so no line before that place matches.
+ * Line by line (a line is the text between two `\n`, or the text's start or end: an empty text is
+ * one empty line). Each line is first tested whole (RE2's test is one pass over it, no captures),
+ * and only a line that matches is searched for its occurrences: the time is linear in the text
+ * for every pattern, with the occurrences on top. A match of the whole text from each line start
+ * instead crossed `\n` into the rest of the text and made `a[^#]*b` quadratic in the file.
  */
-function findMatches(o: { re: RE2JS; text: string; after: readonly [number, number]; max: number; skipAhead: boolean }): LineMatch[] {
-  const { re, text, after, max } = o;
+function findMatches(re: RE2JS, text: string, after: readonly [number, number], max: number): LineMatch[] {
   const out: LineMatch[] = [];
-  const whole = o.skipAhead ? re.matcher(text) : undefined;
   let lineNo = 1;
-  let start = 0;
-  while (start <= text.length && out.length < max) {
-    if (whole) {
-      if (!whole.find(start)) break;
-      const at = whole.start();
-      // Lines between here and the match's line: count them, skip them.
-      for (let nl = text.indexOf('\n', start); nl !== -1 && nl < at; nl = text.indexOf('\n', start)) {
-        lineNo++;
-        start = nl + 1;
-      }
-    }
+  for (let start = 0; out.length < max; lineNo++) {
     const nl = text.indexOf('\n', start);
     const end = nl === -1 ? text.length : nl;
-    if (lineNo >= after[0]) lineMatches(re, text.slice(start, end), lineNo, lineNo === after[0] ? after[1] : 0, max - out.length, out);
+    if (lineNo >= after[0]) {
+      const line = text.slice(start, end);
+      if (re.test(line)) lineMatches(re, line, lineNo, lineNo === after[0] ? after[1] : 0, max - out.length, out);
+    }
     if (nl === -1) break;
-    lineNo++;
     start = nl + 1;
   }
   return out;

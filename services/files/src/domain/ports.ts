@@ -1,4 +1,5 @@
 import type { HistoryRecord, IndexEntry } from './entries.js';
+import type { LineMatch, QuerySpec } from './matcher.js';
 
 export type ConflictMode = 'error' | 'overwrite' | 'uuid';
 
@@ -72,8 +73,11 @@ export interface FileIndex {
   move(userId: string, input: { op: 'move' | 'copy'; from: string; to: string; mode: ConflictMode; uuidPath: string; event: string; ifMatch?: string; ifMatchTo?: string }): Promise<MoveOutcome>;
   /** An explicit folder with its missing parents (docs/api/files.md#folders); `created` false when a directory was there. */
   createDirectory(userId: string, path: string, event: string): Promise<{ created: boolean }>;
-  /** Up to `limit` entries after `after` ('' = from the start), in byte order. */
-  list(userId: string, input: { path: string; recursive: boolean; after: string; limit: number }): Promise<IndexListPage>;
+  /**
+   * Up to `limit` entries after `after` ('' = from the start), in byte order; with `from` (a
+   * recursive listing only) from that path on, itself included.
+   */
+  list(userId: string, input: { path: string; recursive: boolean; after: string; limit: number; from?: string }): Promise<IndexListPage>;
   stat(userId: string, paths: readonly string[]): Promise<(IndexEntry | 'directory' | undefined)[]>;
   pin(userId: string, agentId: string, paths: readonly string[]): Promise<IndexEntry[]>;
   unpinAgent(userId: string, agentId: string): Promise<number>;
@@ -194,4 +198,25 @@ export interface CheckpointIndex {
   fork(userId: string, input: { from: string; to: string; mode: ConflictMode; uuidPath: string; state: PastState; event: string; ifMatch: string; ifMatchTo: string }): Promise<{ notCovered: true } | { notCovered: false; path: string; kind: 'file' | 'directory' }>;
   /** How many checkpoints the user has, and the bytes of the distinct contents they hold. */
   usage(userId: string): Promise<{ count: number; bytes: number }>;
+}
+
+/** One text for a TextMatcher: its bytes (valid UTF-8), the query, where to resume, how many matches at most. */
+export interface MatchJob {
+  query: QuerySpec;
+  bytes: Uint8Array;
+  after: readonly [number, number];
+  max: number;
+}
+
+/** The matches and the time they took (ms), or the time spent before the budget ran out. */
+export type MatchOutcome = { overBudget: false; matches: LineMatch[]; ms: number } | { overBudget: true; ms: number };
+
+/**
+ * Matches texts off the service's event loop (docs/api/files.md#search), so no search holds up
+ * another request. `owner` (the user) shares the matching fairly between owners; a job that runs
+ * past `timeLeftMs` is stopped (overBudget); one whose `signal` aborts is stopped at once and
+ * rejects with the signal's reason. The bytes may be moved away: the caller must not use them after.
+ */
+export interface TextMatcher {
+  match(job: MatchJob, options: { owner: string; timeLeftMs: number; signal?: AbortSignal | undefined }): Promise<MatchOutcome>;
 }

@@ -6,6 +6,7 @@ import { jsonBody } from '../edge/json-body.js';
 import { checkQueryUtf8 } from '../edge/strict-utf8.js';
 import { parseWith } from './validate.js';
 import { idempotencyKeyOf, maybeUserOf, requestIdOf } from '../edge/request-context.js';
+import type { SlotKind } from '../edge/limits/user-slots.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -73,8 +74,11 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
    * nothing.
    */
   idempotent?: boolean;
-  /** An upload: it holds one of the user's MAX_CONCURRENT_UPLOADS slots while it runs. */
-  uploadSlot?: boolean;
+  /**
+   * A request that holds one of the user's slots of a kind while it runs: an upload
+   * (MAX_CONCURRENT_UPLOADS), a search (MAX_SEARCHES_PER_USER).
+   */
+  slot?: SlotKind;
   /**
    * For a route without a user: the rate-limit budget a request draws from (e.g. per webhook
    * trigger). Authenticated routes draw from their user's.
@@ -113,8 +117,8 @@ export interface RouteGuards {
   rateLimit?: (keyOf: (req: Request) => string) => RequestHandler;
   /** For `idempotent` routes, after the body is parsed. */
   idempotency?: RequestHandler;
-  /** For `uploadSlot` routes. */
-  uploadSlot?: RequestHandler;
+  /** For routes with a `slot`, by its kind. */
+  slots?: Record<SlotKind, RequestHandler>;
 }
 
 /**
@@ -131,7 +135,7 @@ export function mountRoutes(routes: RouteDef[], authenticate: RequestHandler[], 
     if (route.rateLimitKey && guards.rateLimit) chain.push(guards.rateLimit(route.rateLimitKey));
     if (route.body) chain.push(jsonBody);
     if (route.idempotent && guards.idempotency) chain.push(guards.idempotency);
-    if (route.uploadSlot && guards.uploadSlot) chain.push(guards.uploadSlot);
+    if (route.slot && guards.slots) chain.push(guards.slots[route.slot]);
     chain.push(async (req, res) => {
       const rawQuery = req.originalUrl.indexOf('?');
       const notUtf8 = rawQuery < 0 ? undefined : checkQueryUtf8(req.originalUrl.slice(rawQuery + 1));

@@ -19,10 +19,11 @@ export function searchRoutes(files: FilesClient): RouteDef[] {
         'Matches come by path (byte order), then line, then column; every occurrence on a line is a match, its `column` counted in code points and its ' +
         '`text` the line cut to 500 characters. The answer is exact and sees every write committed before the request. Paged by `limit` and `cursor`.',
       tag: 'Files',
+      slot: 'searches',
       query: SearchQuery,
       example: { query: { q: 'TODO', path: '/files', glob: '*.ts' }, response: searchResultExample },
       responses: { 200: { description: 'One page of matches', schema: SearchResult } },
-      errors: ['INVALID_ARGUMENT', 'INVALID_PATH', 'FILE_NOT_FOUND', 'UNAUTHENTICATED', 'UNAVAILABLE'],
+      errors: ['INVALID_ARGUMENT', 'INVALID_PATH', 'FILE_NOT_FOUND', 'UNAUTHENTICATED', 'SEARCH_TOO_EXPENSIVE', 'RATE_LIMITED', 'UNAVAILABLE'],
       handler: async ({ query, call }, res) => {
         const out = await files.searchFiles(
           { path: query.path ?? '/files', q: query.q, regex: query.regex ?? false, caseSensitive: query.caseSensitive ?? false, glob: query.glob ?? '', limit: query.limit ?? 0, cursor: query.cursor ?? '' },

@@ -34,7 +34,7 @@ export function uploadRoute(deps: UploadRouteDeps): RouteDef {
       'PRECONDITION_FAILED (`details.currentSha256`, null when no file is there) and nothing is stored. Both are decided again in the commit\'s atomic step: ' +
       'of concurrent uploads with the same If-Match exactly one succeeds.',
     tag: 'Files',
-    uploadSlot: true,
+    slot: 'uploads',
     query: UploadQuery,
     requestHeaders: [FILE_IF_MATCH, UPLOAD_IF_NONE_MATCH],
     rawBody: { contentType: 'multipart/form-data', schema: UploadForm, description: 'path?, onConflict?, then file; the file at most MAX_UPLOAD_BYTES (default 5 GiB, inclusive; more → 413, nothing stored)' },

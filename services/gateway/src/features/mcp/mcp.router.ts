@@ -8,7 +8,7 @@ import { hasLoneSurrogate } from '../../api/schemas.js';
 import { JsonTextGuard } from '../../edge/json-guard.js';
 import { requestIdOf, userOf } from '../../edge/request-context.js';
 import { applyDecision, userBucket, type RateLimiter } from '../../edge/limits/rate-limit.js';
-import type { UploadSlots } from '../../edge/limits/upload-slots.js';
+import type { UserSlots } from '../../edge/limits/user-slots.js';
 import { IdleTimer } from '../../transfer/idle-timer.js';
 import type { ObjectStore } from '../../transfer/object-store.js';
 import { buildServer } from './mcp-server.js';
@@ -33,7 +33,8 @@ export interface McpDeps {
   redis: RedisClient;
   /** The app's authentication chain: the token, the user's rate limit, Home. */
   authenticate: RequestHandler[];
-  uploads?: UploadSlots | undefined;
+  uploads?: UserSlots | undefined;
+  searches?: UserSlots | undefined;
   /** The user's rate limit, which a batch draws from once more for each request beyond the first; absent: none applies. */
   rate?: RateLimiter | undefined;
   /** A message body that sends nothing for this long is cut (UPLOAD_IDLE_TIMEOUT_MS, as an upload's); unset: 30 s. */
@@ -92,6 +93,7 @@ export function mcpRouter(deps: McpDeps): Router {
     store: deps.store,
     logger: deps.logger,
     uploads: deps.uploads,
+    searches: deps.searches,
     call: { userId: userOf(res), requestId: requestIdOf(res) },
   });
 

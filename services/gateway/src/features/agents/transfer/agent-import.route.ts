@@ -60,7 +60,7 @@ export function importRoute(deps: AgentTransferDeps): RouteDef {
       `The ZIP may be at most ${MAX_IMPORT_BYTES / GiB} GiB (413 beyond).`,
     tag: 'Agents',
     idempotent: true,
-    uploadSlot: true,
+    slot: 'uploads',
     rawBody: { contentType: 'multipart/form-data', schema: ImportForm, description: `projectName?, then file (a ZIP as GET …/export makes it), at most ${MAX_IMPORT_BYTES / GiB} GiB (413 beyond)` },
     example: { body: ex.importForm, response: ex.agent },
     responses: { 201: { description: 'The new Agent', schema: Agent, headers: { ETag: '"<currentConfigId>"', Location: 'the new Agent' } } },

@@ -103,7 +103,7 @@ export function tusRoutes(o: TusOptions): RouteDef[] {
 
   const Id = z.object({ id: z.string().regex(/^[0-9a-f]{32}$/).describe('The upload id, from the Location of the POST') }).strict();
   const route = (method: Method, path: string, doc: Pick<RouteDef, 'operationId' | 'summary' | 'description' | 'responses' | 'errors' | 'requestHeaders'> & { example: { params?: z.input<typeof Id> } }, withId: boolean) =>
-    defineRoute({ method, path, tag: 'Files', ...doc, ...(withId && { params: Id }), ...((method === 'post' || method === 'patch') && { uploadSlot: true }), handler: serve });
+    defineRoute({ method, path, tag: 'Files', ...doc, ...(withId && { params: Id }), ...((method === 'post' || method === 'patch') && { slot: 'uploads' as const }), handler: serve });
   const common = ['UNAUTHENTICATED', 'INVALID_ARGUMENT', 'UNAVAILABLE', 'PRECONDITION_FAILED'] as const;
   const UPLOAD_ID = { id: '24e533e02ec3bc40c387f1a0e460e216' };
   return [

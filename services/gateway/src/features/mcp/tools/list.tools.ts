@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { globMatcher } from '@workspace/platform';
 import { EntryType, type FileEntry } from '@workspace/proto/workspace/files/v1/files';
-import { globMatcher } from '../glob.js';
 import { defineTool, PathArg, READ_ONLY, type ToolContext } from './tool.js';
 
 interface Entry {
@@ -77,10 +77,19 @@ interface TreeNode {
   children?: TreeNode[];
 }
 
-/** Excluded when a pattern matches the entry's relative path or its name (and so everything below it). */
-function excluder(patterns: readonly string[] | undefined): (rel: string) => boolean {
-  const matchers = (patterns ?? []).map(globMatcher);
-  return (rel) => matchers.some((m) => m(rel));
+/**
+ * Excluded when a pattern matches the entry's path relative to the root, or its name at any depth
+ * for a pattern without `/` (`node_modules`); what is below an excluded folder goes with it.
+ * Entries come in path order, a folder before what it holds, so its parent's verdict is known.
+ */
+function excluder(patterns: readonly string[] | undefined): (path: string, rel: string) => boolean {
+  const matchers = (patterns ?? []).map((p) => globMatcher(p, { field: 'excludePatterns' }));
+  const excluded = new Set<string>();
+  return (path, rel) => {
+    if (!excluded.has(path.slice(0, path.lastIndexOf('/'))) && !matchers.some((m) => m(rel))) return false;
+    excluded.add(path);
+    return true;
+  };
 }
 
 const relativeTo = (root: string, path: string) => path.slice(root === '/' ? 1 : root.length + 1);
@@ -100,7 +109,7 @@ export const directoryTree = defineTool({
     // Entries come in path order: a directory before what it holds.
     for (const e of listed.entries) {
       const parent = dirs.get(e.path.slice(0, e.path.lastIndexOf('/')));
-      if (!parent || excluded(relativeTo(listed.path, e.path))) continue;
+      if (!parent || excluded(e.path, relativeTo(listed.path, e.path))) continue;
       const node: TreeNode = e.type === 'directory' ? { name: e.name, type: 'directory', children: [] } : { name: e.name, type: 'file' };
       parent.push(node);
       if (node.children) dirs.set(e.path, node.children);
@@ -113,25 +122,19 @@ export const searchFiles = defineTool({
   name: 'search_files',
   title: 'Find files by name',
   description:
-    'Files and directories at any depth below `path` whose name matches the glob `pattern` (`*.md`; with `/`, the path relative to `path`: ' +
-    '`src/**/*.ts`; `**` spans zero or more folders). `excludePatterns` leave out matching entries and what is below them.',
+    'Files and directories below `path` whose path relative to `path` matches the glob `pattern`: `*.md` at the top level, `**/*.md` at any depth, ' +
+    '`src/**/*.ts`. `excludePatterns` leave out matching entries (a name without `/` at any depth) and what is below them.',
   input: z.strictObject({ path: PathArg, pattern: z.string().min(1).max(1000), excludePatterns: z.array(z.string()).max(100).default([]) }),
   output: z.object({ path: z.string(), pattern: z.string(), matches: z.array(z.string()) }),
   annotations: READ_ONLY,
   run: async ({ path, pattern, excludePatterns }, ctx) => {
     const listed = await listEntries(ctx, path, true);
-    const matches = globMatcher(pattern);
+    const matches = globMatcher(pattern, { nameAtAnyDepth: false, field: 'pattern' });
     const excluded = excluder(excludePatterns);
     const out: string[] = [];
-    const skipped: string[] = [];
     for (const e of listed.entries) {
       const rel = relativeTo(listed.path, e.path);
-      if (skipped.some((s) => e.path.startsWith(`${s}/`))) continue;
-      if (excluded(rel)) {
-        skipped.push(e.path);
-        continue;
-      }
-      if (matches(rel)) out.push(e.path);
+      if (!excluded(e.path, rel) && matches(rel)) out.push(e.path);
     }
     return { text: out.length ? out.join('\n') : 'No matches found', structured: { path: listed.path, pattern, matches: out } };
   },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Logger } from '@workspace/platform';
 import type { FilesClient, ProjectsClient } from '../../../clients.js';
-import type { UploadSlots } from '../../../edge/limits/upload-slots.js';
+import type { UserSlots } from '../../../edge/limits/user-slots.js';
 import type { ObjectStore } from '../../../transfer/object-store.js';
 import type { UploadCall } from '../../../transfer/upload-session.js';
 
@@ -14,7 +14,9 @@ export interface ToolContext {
   /** The user, the request id and the client's cancellation, passed to every service call. */
   call: UploadCall;
   /** MAX_CONCURRENT_UPLOADS, held by a write while it runs; absent: no limit. */
-  uploads?: UploadSlots | undefined;
+  uploads?: UserSlots | undefined;
+  /** MAX_SEARCHES_PER_USER, held by a search while it runs; absent: no limit. */
+  searches?: UserSlots | undefined;
 }
 
 /** A content block beyond the text one (an image, audio). */

@@ -25,10 +25,16 @@ export const grepTool = defineTool({
   output: z.object({ path: z.string(), pattern: z.string(), matches: z.array(Match), hasMore: z.boolean(), filesSearched: z.number().int() }),
   annotations: READ_ONLY,
   run: async ({ path, pattern, regex, caseSensitive, glob, maxResults }, ctx) => {
-    const out = await ctx.files.searchFiles(
-      { path: path ?? '/files', q: pattern, regex, caseSensitive, glob: glob ?? '', limit: maxResults, cursor: '' },
-      { ...ctx.call, deadlineMs: TREE_DEADLINE_MS },
-    );
+    const release = ctx.searches ? await ctx.searches.acquire(ctx.call.userId) : () => undefined;
+    let out;
+    try {
+      out = await ctx.files.searchFiles(
+        { path: path ?? '/files', q: pattern, regex, caseSensitive, glob: glob ?? '', limit: maxResults, cursor: '' },
+        { ...ctx.call, deadlineMs: TREE_DEADLINE_MS },
+      );
+    } finally {
+      release();
+    }
     const matches = out.matches.map((m) => ({ path: m.path, line: m.line, column: m.column, text: m.text, sha256: m.sha256 }));
     const lines = matches.map((m) => `${m.path}:${m.line}:${m.column}: ${m.text}`);
     const more = out.hasMore ? `\n(more matches: raise maxResults or narrow path/glob)` : '';

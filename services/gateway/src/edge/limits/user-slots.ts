@@ -4,20 +4,24 @@ import { AppError, errors, type Logger, luaScript, type RedisClient, userTag } f
 import { withTimeout } from './timeout.js';
 import { userOf } from '../request-context.js';
 
-export interface UploadSlotsOptions {
+/** What a user holds slots for: uploads (MAX_CONCURRENT_UPLOADS), searches (MAX_SEARCHES_PER_USER). */
+export type SlotKind = 'uploads' | 'searches';
+
+export interface UserSlotsOptions {
   redis: RedisClient;
   logger: Logger;
-  /** MAX_CONCURRENT_UPLOADS: uploads of one user in flight at once, across every replica. */
+  kind: SlotKind;
+  /** How many of one user's requests of the kind may run at once, across every replica. */
   max: number;
-  /** A slot's lease, renewed while its upload runs: a replica that dies frees its slots within it. */
+  /** A slot's lease, renewed while its request runs: a replica that dies frees its slots within it. */
   leaseMs?: number;
   timeoutMs?: number;
 }
 
 /**
- * Takes a slot: drops expired leases, then adds this upload with its lease's end unless the
- * user holds `max` already. KEYS: the user's sorted set (upload id → lease end, ms, Redis' clock).
- * ARGV: upload id, lease (ms), max. Returns 1 when taken, 0 when full.
+ * Takes a slot: drops expired leases, then adds this request with its lease's end unless the
+ * user holds `max` already. KEYS: the user's sorted set (request id → lease end, ms, Redis' clock).
+ * ARGV: request id, lease (ms), max. Returns 1 when taken, 0 when full.
  */
 const ACQUIRE = luaScript(`
 local t = redis.call('TIME')
@@ -36,20 +40,24 @@ if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1]) == 
 return 1`);
 
 /**
- * MAX_CONCURRENT_UPLOADS (docs/api/conventions.md#concurrent-uploads) as leases in one Redis sorted
- * set per user: a slot is released when its upload's response closes — finished, failed or cut off
- * by the client — and a slot whose replica died expires with its lease.
+ * A limit on one user's requests of a kind running at once — MAX_CONCURRENT_UPLOADS
+ * (docs/api/conventions.md#concurrent-uploads), MAX_SEARCHES_PER_USER (docs/api/files.md#search) —
+ * as leases in one Redis sorted set per user and kind: a slot is released when its request's
+ * response closes — finished, failed or cut off by the client — and a slot whose replica died
+ * expires with its lease.
  */
-export class UploadSlots {
+export class UserSlots {
   readonly #redis: RedisClient;
   readonly #logger: Logger;
+  readonly #kind: SlotKind;
   readonly #max: number;
   readonly #leaseMs: number;
   readonly #timeoutMs: number;
 
-  constructor(options: UploadSlotsOptions) {
+  constructor(options: UserSlotsOptions) {
     this.#redis = options.redis;
     this.#logger = options.logger;
+    this.#kind = options.kind;
     this.#max = options.max;
     this.#leaseMs = options.leaseMs ?? 60_000;
     this.#timeoutMs = options.timeoutMs ?? 2_000;
@@ -57,17 +65,17 @@ export class UploadSlots {
 
   /** Takes one of the user's slots and returns its release (idempotent); RATE_LIMITED when all are held. */
   async acquire(userId: string): Promise<() => void> {
-    const key = `gateway:uploads:${userTag(userId)}`;
+    const key = `gateway:${this.#kind}:${userTag(userId)}`;
     const id = randomUUID();
     const args = [id, String(this.#leaseMs), String(this.#max)];
     let taken: unknown;
     try {
       taken = await withTimeout(this.#redis.eval(ACQUIRE, 1, key, ...args), this.#timeoutMs);
     } catch (err) {
-      throw errors.unavailable('the upload slots', err);
+      throw errors.unavailable(`the ${this.#kind} slots`, err);
     }
     if (taken !== 1) {
-      throw new AppError('RATE_LIMITED', `at most ${this.#max} uploads may run at once; retry when one has finished`, {
+      throw new AppError('RATE_LIMITED', `at most ${this.#max} ${this.#kind} may run at once; retry when one has finished`, {
         details: { limit: String(this.#max), retryAfter: '1' },
       });
     }
@@ -78,7 +86,7 @@ export class UploadSlots {
       if (released) return;
       released = true;
       clearInterval(renewal);
-      this.#redis.zrem(key, id).catch((err: unknown) => this.#logger.warn({ err: String(err) }, 'could not release an upload slot; its lease ends it'));
+      this.#redis.zrem(key, id).catch((err: unknown) => this.#logger.warn({ err: String(err) }, `could not release a slot of ${this.#kind}; its lease ends it`));
     };
   }
 

@@ -1,12 +1,25 @@
 import { RE2JS } from 're2js';
-import { errors } from '@workspace/platform';
+import { AppError, errors } from './errors/app-error.js';
 
-/** `glob` is at most this many characters (code points) (docs/api/files.md#search). */
+/** A glob is at most this many characters (code points) (docs/api/files.md#search). */
 export const MAX_GLOB_CHARS = 1_000;
 
+export interface GlobOptions {
+  /**
+   * Whether a glob without `/` matches the name at any depth (a search's `glob`,
+   * docs/api/files.md#search), or, like every other glob, the whole relative path (MCP
+   * `search_files`, as the MCP reference filesystem server reads it: `*.txt` at the top level
+   * only; it takes a leading `**` segment to reach deeper). Default true.
+   */
+  nameAtAnyDepth?: boolean;
+  /** The argument a refusal names (400 INVALID_ARGUMENT `details.field`). Default `glob`. */
+  field?: string;
+}
+
 /**
- * A search's `glob` (docs/api/files.md#search) as a matcher of the path relative to the searched
- * folder: without `/` it matches the file's name at any depth; `**` as a whole segment is zero or
+ * The project's one glob matcher (docs/api/files.md#search, docs/api/mcp.md#tools), of the path
+ * relative to a folder: without `/` it matches the file's name at any depth unless
+ * `nameAtAnyDepth` is false; `**` as a whole segment is zero or
  * more folders; `*` is any run of characters but `/` (names starting with a dot included), `?`
  * one of them; `[…]` a class (`[!…]` or `[^…]` its complement); `{a,b}` alternatives, nested
  * at will; `\` makes the next character literal. Anything else is literal.
@@ -15,15 +28,17 @@ export const MAX_GLOB_CHARS = 1_000;
  * compiles to a backtracking expression takes exponential time on `*a*a*a…b` against a long
  * name, and one search would stop the whole service.
  */
-export function globMatcher(glob: string): (rel: string) => boolean {
+export function globMatcher(glob: string, options: GlobOptions = {}): (rel: string) => boolean {
+  const field = options.field ?? 'glob';
   if (glob === '') return () => true;
-  if ([...glob].length > MAX_GLOB_CHARS) throw errors.invalidArgument(`glob must be at most ${MAX_GLOB_CHARS} characters`, 'glob');
-  const basename = !glob.includes('/');
+  if ([...glob].length > MAX_GLOB_CHARS) throw errors.invalidArgument(`${field} must be at most ${MAX_GLOB_CHARS} characters`, field);
+  const basename = (options.nameAtAnyDepth ?? true) && !glob.includes('/');
   let re: RE2JS;
   try {
-    re = RE2JS.compile(translate([...glob]), RE2JS.DOTALL);
-  } catch {
-    throw errors.invalidArgument('glob is not a valid pattern', 'glob');
+    re = RE2JS.compile(translate([...glob], field), RE2JS.DOTALL);
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw errors.invalidArgument(`${field} is not a valid pattern`, field);
   }
   return (rel) => re.matches(basename ? rel.slice(rel.lastIndexOf('/') + 1) : rel);
 }
@@ -32,7 +47,7 @@ export function globMatcher(glob: string): (rel: string) => boolean {
 const FOLDERS = '(?:[^/]*/)*';
 
 /** The RE2 pattern of a glob (its characters), matching the whole text. */
-function translate(chars: string[]): string {
+function translate(chars: string[], field: string): string {
   let out = '';
   let i = 0;
   const atSegmentStart = (at: number) => at === 0 || chars[at - 1] === '/';
@@ -62,7 +77,7 @@ function translate(chars: string[]): string {
         out += RE2JS.quote(c);
         i++;
       } else {
-        out += classPattern(chars.slice(i + 1, end));
+        out += classPattern(chars.slice(i + 1, end), field);
         i = end + 1;
       }
     } else if (c === '{') {
@@ -71,7 +86,7 @@ function translate(chars: string[]): string {
         out += RE2JS.quote(c);
         i++;
       } else {
-        out += `(?:${group.alternatives.map(translate).join('|')})`;
+        out += `(?:${group.alternatives.map((a) => translate(a, field)).join('|')})`;
         i = group.end + 1;
       }
     } else {
@@ -100,7 +115,7 @@ const SLASH = 0x2f;
 const hex = (code: number) => `\\x{${code.toString(16)}}`;
 
 /** A glob class's body as an RE2 class that never matches `/` (a range across it is cut in two). */
-function classPattern(body: string[]): string {
+function classPattern(body: string[], field: string): string {
   let i = 0;
   const negated = body[0] === '!' || body[0] === '^';
   if (negated) i++;
@@ -117,7 +132,7 @@ function classPattern(body: string[]): string {
     if (dash && dash.code === 0x2d && !dash.escaped && k + 2 < codes.length) {
       const hi = codes[k + 2]!.code;
       k += 2;
-      if (lo > hi) throw errors.invalidArgument('glob is not a valid pattern', 'glob');
+      if (lo > hi) throw errors.invalidArgument(`${field} is not a valid pattern`, field);
       if (lo <= SLASH && SLASH <= hi) {
         if (lo < SLASH) out += `${hex(lo)}-${hex(SLASH - 1)}`;
         if (hi > SLASH) out += `${hex(SLASH + 1)}-${hex(hi)}`;
