@@ -49,7 +49,7 @@ const entry = (service: StackService) => fileURLToPath(new URL(`../../../service
  * limits are generous unless a suite sets its own (`env` or `envOf`), as test/limits.e2e.test.ts does.
  */
 const GENEROUS_LIMITS = {
-  gateway: { RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', MAX_CONCURRENT_UPLOADS: '1000' },
+  gateway: { RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', MAX_CONCURRENT_UPLOADS: '1000', MAX_SEARCHES_PER_USER: '1000' },
   agents: { MAX_AGENTS: '1000000' },
 };
 

@@ -135,11 +135,9 @@ export class MatchPool implements TextMatcher {
       signal.addEventListener('abort', onAbort, { once: true });
     }
     worker.on('message', onMessage).on('error', onError).on('exit', onExit);
-    // Moved to the worker, not copied, when the bytes have their memory to themselves.
-    const bytes = job.bytes;
-    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
-    const request: MatchRequest = { id, query: job.query, bytes: own, after: job.after, max: job.max };
-    worker.postMessage(request, [own.buffer as ArrayBuffer]);
+    // Copied to the worker (a MiB takes a fraction of a millisecond): the caller may match the same bytes again.
+    const request: MatchRequest = { id, query: job.query, bytes: job.bytes, after: job.after, max: job.max };
+    worker.postMessage(request);
   }
 
   /** A worker that was stopped mid-pattern, failed or is not needed: gone, and counted out. */

@@ -215,7 +215,7 @@ export type MatchOutcome = { overBudget: false; matches: LineMatch[]; ms: number
  * Matches texts off the service's event loop (docs/api/files.md#search), so no search holds up
  * another request. `owner` (the user) shares the matching fairly between owners; a job that runs
  * past `timeLeftMs` is stopped (overBudget); one whose `signal` aborts is stopped at once and
- * rejects with the signal's reason. The bytes may be moved away: the caller must not use them after.
+ * rejects with the signal's reason.
  */
 export interface TextMatcher {
   match(job: MatchJob, options: { owner: string; timeLeftMs: number; signal?: AbortSignal | undefined }): Promise<MatchOutcome>;

@@ -197,10 +197,16 @@ export class Search {
   async #scan(run: Run, batch: Candidate[]): Promise<boolean> {
     const summaries = await this.#o.summaries.get(run.userId, batch.map((f) => f.entry.key));
     const reads = new Map<number, Promise<Buffer | undefined>>();
+    // Copies, forks and restores share their bytes: one read per object.
+    const byKey = new Map<string, Promise<Buffer | undefined>>();
     let nextRead = 0;
     const readAhead = (upTo: number) => {
       for (; nextRead < batch.length && nextRead <= upTo; nextRead++) {
-        if (summaries[nextRead] === undefined || needsRead(summaries[nextRead]!, run.query, batch[nextRead]!.entry)) reads.set(nextRead, this.#text(run.userId, batch[nextRead]!.entry, summaries[nextRead], run.signal));
+        const { entry } = batch[nextRead]!;
+        if (summaries[nextRead] !== undefined && !needsRead(summaries[nextRead]!, run.query, entry)) continue;
+        let read = byKey.get(entry.key);
+        if (!read) byKey.set(entry.key, (read = this.#text(run.userId, entry, summaries[nextRead], run.signal)));
+        reads.set(nextRead, read);
       }
     };
     try {
