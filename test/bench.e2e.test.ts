@@ -36,6 +36,7 @@ const SCENARIOS = [
   'rewind-10k',
   'list-page-1000-of-100k',
   'search-10k',
+  'noisy-neighbour',
 ];
 /** Scenarios measured against a same-run baseline (the stack here has S3 settings, so all of them). */
 const MEMORY = ['upload-1gib-rss-growth', 'tus-unfinished-100'];

@@ -67,6 +67,17 @@ export const SCALES = {
     mcpFileBytes: 4 * KiB,
     /** mcp-edit: sessions editing a file each at once, beside the sequential loop. */
     mcpEditSessions: 8,
+    /**
+     * noisy-neighbour: seconds of the bystander's loop beside each noise and rounds in turns; the
+     * noisy user's large files searched; the entries of the tree it moves (MAX_TREE_ENTRIES's
+     * default); its MCP sessions that never read.
+     */
+    noisySeconds: 5,
+    noisyRounds: 2,
+    noisySearchFiles: 5,
+    noisySearchFileBytes: 1 * MiB,
+    noisyTreeEntries: 10_000,
+    noisyMcpSessions: 5,
   },
   tiny: {
     name: 'tiny',
@@ -107,6 +118,12 @@ export const SCALES = {
     mcpSessions: 4,
     mcpFileBytes: 4 * KiB,
     mcpEditSessions: 2,
+    noisySeconds: 0.5,
+    noisyRounds: 1,
+    noisySearchFiles: 1,
+    noisySearchFileBytes: 64 * KiB,
+    noisyTreeEntries: 64,
+    noisyMcpSessions: 2,
   },
 };
 
@@ -146,6 +163,7 @@ export const SCENARIO_NAMES = [
   'rewind-10k',
   'list-page-1000-of-100k',
   'search-10k',
+  'noisy-neighbour',
 ];
 
 /** BENCH_ONLY=agent-get,list-10k-files runs only those (for profiling one scenario). */

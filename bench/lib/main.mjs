@@ -20,6 +20,7 @@ import { chatViaRoutedAlias } from '../scenarios/agents-chat.mjs';
 import { importHostile } from '../scenarios/agents-import.mjs';
 import { tusUnfinished100 } from '../scenarios/files-tus.mjs';
 import { search10k } from '../scenarios/files-search.mjs';
+import { noisyNeighbour } from '../scenarios/noisy-neighbour.mjs';
 import { mcpEdit, mcpRead } from '../scenarios/mcp.mjs';
 import { checkpoint10k, download256, export1000, list10k, listFolder100, listPage, move10k, restore10k, rewind10k, upload256, uploadDeep, uploadRssGrowth, uploadSmall } from '../scenarios/files.mjs';
 
@@ -46,6 +47,7 @@ const SCENARIOS = {
   'rewind-10k': rewind10k,
   'list-page-1000-of-100k': listPage,
   'search-10k': search10k,
+  'noisy-neighbour': noisyNeighbour,
 };
 
 export const DEFAULT_RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));

@@ -12,7 +12,8 @@ const LOOK = 128;
 /**
  * A reader of the SLOWLOG of `redisUrl`, or undefined when there is none (a given stack) or it
  * cannot be read (a managed Redis that disables SLOWLOG). `step(userId, fn)` runs `fn` and
- * resolves with its result and the ms Redis spent in logged commands naming that user's keys.
+ * resolves with its result, the ms Redis spent in logged commands naming that user's keys, and
+ * the longest of them (Redis serves no one else while one runs).
  */
 export async function openSlowlog(redisUrl) {
   if (!redisUrl) return undefined;
@@ -31,7 +32,8 @@ export async function openSlowlog(redisUrl) {
         const entries = await redis.slowlog('GET', LOOK);
         // [id, unix time, µs, [command, …args], client, name]
         const mine = entries.filter((e) => Number(e[0]) > before && e[3].some((a) => String(a).includes(tag)));
-        return { out, redisMs: mine.reduce((ms, e) => ms + Number(e[2]) / 1000, 0) };
+        const ms = mine.map((e) => Number(e[2]) / 1000);
+        return { out, redisMs: ms.reduce((a, b) => a + b, 0), longestMs: Math.max(0, ...ms) };
       },
       close: () => redis.quit(),
     };

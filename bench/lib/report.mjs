@@ -98,6 +98,17 @@ export const TARGETS = {
   'restore-10k': [{ metric: 'overList', label: 'p50 ÷ list-10k p50', op: '<=', limit: 2 }],
   'checkpoint-10k': [{ metric: 'overList', label: 'p50 ÷ list-10k p50', op: '<=', limit: 1 }],
   'rewind-10k': [{ metric: 'overList', label: 'p50 ÷ list-10k p50', op: '<=', limit: 2 }],
+  // Issue 40: while one user runs the worst accepted search, a tree operation at the bound and MCP
+  // sessions that never read, another user's p99 at most twice its p99 with nothing else running
+  // (in turns, same run), no 5xx, no Redis step of a second, and the gateway's RSS bounded.
+  'noisy-neighbour': [
+    { metric: 'searchP99OverQuiet', label: 'p99 beside the worst search ÷ quiet p99', op: '<=', limit: 2 },
+    { metric: 'treeP99OverQuiet', label: 'p99 beside a tree move at the bound ÷ quiet p99', op: '<=', limit: 2 },
+    { metric: 'mcpP99OverQuiet', label: 'p99 beside MCP sessions that never read ÷ quiet p99', op: '<=', limit: 2 },
+    { metric: 'fivexx', label: 'answers ≥ 500', op: '<=', limit: 0 },
+    { metric: 'longestRedisStepMs', label: 'longest Redis step', op: '<=', limit: 1000, unit: 'ms' },
+    { metric: 'gatewayRssPeakMiB', label: 'gateway RSS peak', op: '<=', limit: 512, unit: 'MiB' },
+  ],
 };
 
 /** `a` ÷ `b` when both are positive numbers (a metric of system ÷ reference), else undefined. */
