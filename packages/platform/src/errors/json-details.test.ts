@@ -21,10 +21,23 @@ describe('errors — details as the JSON envelope shows them', () => {
     },
   );
 
+  it('json details — every figure is a JSON number whatever the code: FILE_TOO_LARGE and PAYLOAD_TOO_LARGE limit, RATE_LIMITED limit and retryAfter, SEARCH_TOO_EXPENSIVE budgetMs, a bound\'s limit', () => {
+    for (const [err, want] of [
+      [errors.fileTooLarge('/files/a', 10_485_760), { path: '/files/a', limit: 10_485_760 }],
+      [errors.payloadTooLarge(1024), { limit: 1024 }],
+      [new AppError('RATE_LIMITED', 'm', { details: { limit: '2', retryAfter: '1' } }), { limit: 2, retryAfter: 1 }],
+      [errors.searchTooExpensive(10_000), { budgetMs: 10_000 }],
+      [new AppError('INVALID_ARGUMENT', 'm', { details: { field: 'from', limit: '10000' } }), { field: 'from', limit: 10_000 }],
+    ] as const) {
+      for (const e of [err, overGrpc(err)]) expect(jsonDetails(e)).toEqual(want);
+    }
+  });
+
   it('json details — a figure that is not a whole number stays text; other codes and keys are left as they are', () => {
     expect(jsonDetails(new AppError('QUOTA_EXCEEDED', 'm', { details: { quota: 'X', limit: '1e3', used: ' 7' } }))).toEqual({ quota: 'X', limit: '1e3', used: ' 7' });
     expect(jsonDetails(new AppError('QUOTA_EXCEEDED', 'm', { details: { quota: 'X', limit: '007', used: '99999999999999999999' } }))).toEqual({ quota: 'X', limit: '007', used: '99999999999999999999' });
     expect(jsonDetails(new AppError('FILE_EXISTS', 'm', { details: { path: '12' } }))).toEqual({ path: '12' });
+    expect(jsonDetails(new AppError('PROJECT_EXISTS', 'm', { details: { name: '2024' } }))).toEqual({ name: '2024' });
     expect(jsonDetails(new AppError('QUOTA_EXCEEDED', 'm'))).toBeUndefined();
   });
 

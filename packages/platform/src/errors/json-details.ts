@@ -5,16 +5,14 @@ import type { ErrorCode } from './codes.js';
 export type JsonDetails = Record<string, string | number | null>;
 
 /**
- * The details that are figures, by code. Details cross gRPC as text (google.rpc.ErrorInfo
- * metadata is a string map), so every service's error reaches the gateway with them as text;
- * the envelope gives them back as JSON integers. QUOTA_EXCEEDED's `limit` and `used`, and
- * EDIT_NOT_APPLICABLE's `edit` and SEARCH_TOO_EXPENSIVE's `budgetMs`, are integers by the API's rules.
+ * The details that are figures, by name, whatever the code: they cross gRPC as text
+ * (google.rpc.ErrorInfo metadata is a string map), so every service's error reaches the gateway
+ * with them as text, and the envelope gives them back as JSON integers (docs/api/conventions.md:
+ * every number in `details` is a JSON number) — a quota's or a bound's `limit` and `used`,
+ * RATE_LIMITED's `retryAfter`, SEARCH_TOO_EXPENSIVE's `budgetMs`, EDIT_NOT_APPLICABLE's `edit`.
+ * No other detail is a figure (a `name` or a `path` that looks like one stays text).
  */
-const INTEGER_DETAILS: Partial<Record<ErrorCode, readonly string[]>> = {
-  QUOTA_EXCEEDED: ['limit', 'used'],
-  EDIT_NOT_APPLICABLE: ['edit'],
-  SEARCH_TOO_EXPENSIVE: ['budgetMs'],
-};
+const INTEGER_DETAILS: readonly string[] = ['limit', 'used', 'retryAfter', 'budgetMs', 'edit'];
 
 /**
  * The details that may be absent, by code: they travel as '' (ErrorInfo metadata is text) and
@@ -34,12 +32,10 @@ const INTEGER_TEXT = /^(?:0|-?[1-9]\d*)$/;
  */
 export function jsonDetails(err: AppError): JsonDetails | undefined {
   if (!err.details) return undefined;
-  const figures = INTEGER_DETAILS[err.code] ?? [];
   const nullable = NULLABLE_DETAILS[err.code] ?? [];
-  if (figures.length === 0 && nullable.length === 0) return err.details;
   const out: JsonDetails = { ...err.details };
   for (const key of nullable) if (err.details[key] === '') out[key] = null;
-  for (const key of figures) {
+  for (const key of INTEGER_DETAILS) {
     const text = err.details[key];
     if (text === undefined || !INTEGER_TEXT.test(text)) continue;
     const value = Number(text);
