@@ -66,6 +66,11 @@ export const configSchema = serviceConfig({ grpc: 50052, metrics: 9466 }).extend
   SEARCH_BUDGET_MS: env.positiveInt(10_000),
   /** Checkpoints one user may keep (docs/api/files.md#checkpoints); one more → 403 QUOTA_EXCEEDED. */
   MAX_CHECKPOINTS: env.positiveInt(100),
+  /**
+   * How often readiness asks the store again, at most (a HEAD of one small object): the probe
+   * runs every 2 s, and on a real S3 each ask is a paid request per replica.
+   */
+  STORE_PROBE_INTERVAL_MS: env.positiveInt(30_000),
   /** Long polls of the changes feed waiting at once per replica; more answer at once. */
   CHANGES_MAX_WAITERS: env.positiveInt(512),
 });

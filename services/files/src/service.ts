@@ -1,6 +1,6 @@
 import { defineService, withUnavailableErrors } from '@workspace/platform';
 import { FilesServiceService } from '@workspace/proto/workspace/files/v1/files';
-import { createS3Client, ensureAbortRule, ensureBucket, MinioBlobStore, type S3Settings } from './adapters/blobs.minio.js';
+import { createS3Client, ensureAbortRule, ensureBucket, MinioBlobStore, storeProbe, type S3Settings } from './adapters/blobs.minio.js';
 import { RedisChangesLog } from './adapters/changes.redis.js';
 import { RedisCheckpointIndex } from './adapters/checkpoints.redis.js';
 import { Checkpoints } from './domain/checkpoints.js';
@@ -46,9 +46,7 @@ export const filesService = defineService({
     const client = createS3Client(s3);
     await ensureBucket(client, s3.bucket, s3.region);
     await ensureAbortRule(client, s3.bucket, logger);
-    ctx.probe(async () => {
-      if (!(await client.bucketExists(s3.bucket))) throw new Error(`bucket ${s3.bucket} is gone`);
-    });
+    ctx.probe(await storeProbe(client, s3.bucket, config.STORE_PROBE_INTERVAL_MS));
     const blobs = new MinioBlobStore({ client, bucket: s3.bucket });
     const keys = new IndexKeys(s3.bucket);
     const rawIndex = new RedisFileIndex({ redis, keys, outbox: ctx.events.outbox, keepRevisions: config.FILE_REVISIONS, retentionMs: retentionMsOf(config.FILE_REVISION_DAYS) });
