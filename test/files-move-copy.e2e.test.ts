@@ -37,6 +37,12 @@ describe('files — move', () => {
     expect(got.bytes.toString()).toBe('# Title\n');
     await ok(move(u, '/files/notes.md', '/files/notes'));
     expect((await stat(u, '/files/notes'))?.mimeType).toBe('application/octet-stream');
+    // Source files are text (docs/api/files.md#media-types): `.ts` was an MPEG transport stream.
+    await ok(move(u, '/files/notes', '/files/notes.ts'));
+    expect((await stat(u, '/files/notes.ts'))?.mimeType).toBe('text/x-typescript');
+    expect((await download(stack.url, u, '/files/notes.ts')).headers.get('content-type')).toBe('text/x-typescript');
+    await ok(move(u, '/files/notes.ts', '/files/Dockerfile'));
+    expect((await stat(u, '/files/Dockerfile'))?.mimeType).toBe('text/x-dockerfile');
   });
 
   it('move — a directory with everything below it, to a parent that does not exist yet; a trailing slash is dropped', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeEntry, decodeRecord, encodeEntry, entryJson, fileEntry, mimeTypeOf } from './entries.js';
+import { decodeEntry, decodeRecord, encodeEntry, entryJson, fileEntry } from './entries.js';
 
 const SHA = 'ab'.repeat(32);
 
@@ -13,13 +13,9 @@ describe('entries', () => {
     expect(JSON.parse(entryJson('/files/d\u2028', undefined, true))).toEqual({ path: '/files/d\u2028', name: 'd\u2028', type: 'directory' });
   });
 
-  it('entries — the index form round-trips; mime types follow the extension, case-insensitively, cached or not', () => {
+  it('entries — the index form round-trips', () => {
     const e = { size: 5_368_709_120, mtime: 1, sha256: SHA, key: 'b/t/k', revision: 'rev_x' };
     expect(decodeEntry(encodeEntry(e))).toEqual(e);
-    expect(mimeTypeOf('a.md')).toBe('text/markdown');
-    expect(mimeTypeOf('B.MD')).toBe('text/markdown');
-    expect(mimeTypeOf('Makefile')).toBe('application/octet-stream');
-    expect(mimeTypeOf('x.unknownext')).toBe('application/octet-stream');
   });
 
   it('history records — a content record and a deletion (which carries the last content) decode from the Lua form', () => {

@@ -1,6 +1,4 @@
-import mime from 'mime-types';
-
-export const OCTET_STREAM = 'application/octet-stream';
+import { mimeTypeOf } from './media-types.js';
 
 /** A file as the index holds it: its bytes are the immutable object `key`. */
 export interface IndexEntry {
@@ -55,21 +53,6 @@ export interface HistoryRecord {
 export function decodeRecord(raw: string): HistoryRecord {
   const [revision = '', deleted = '0', mtime = '0', size = '0', sha256 = '', key = '', recordedAt = '0', last = ''] = raw.split('|');
   return { revision, deleted: deleted === '1', mtime: Number(mtime), size: Number(size), sha256, key, recordedAt: Number(recordedAt), last };
-}
-
-const byExtension = new Map<string, string>();
-
-/** The media type of a file name's extension (`.md` → text/markdown), else application/octet-stream. */
-export function mimeTypeOf(name: string): string {
-  const dot = name.lastIndexOf('.');
-  const ext = dot >= 0 ? name.slice(dot).toLowerCase() : '';
-  let type = byExtension.get(ext);
-  if (type === undefined) {
-    type = mime.lookup(name) || OCTET_STREAM;
-    // Extensions are few; names without one (or odd ones) are looked up each time.
-    if (ext !== '' && byExtension.size < 10_000) byExtension.set(ext, type);
-  }
-  return type;
 }
 
 export function lastSegment(path: string): string {

@@ -1,5 +1,6 @@
 import { AppError, errors, isAppError } from '@workspace/platform';
-import { mimeTypeOf, lastSegment } from './entries.js';
+import { lastSegment } from './entries.js';
+import { mimeTypeOf } from './media-types.js';
 import { parsePath } from './paths.js';
 import type { FileIndex } from './ports.js';
 

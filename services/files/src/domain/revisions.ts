@@ -1,5 +1,6 @@
 import { errors } from '@workspace/platform';
-import { lastSegment, mimeTypeOf, type HistoryRecord, type IndexEntry } from './entries.js';
+import { lastSegment, type HistoryRecord, type IndexEntry } from './entries.js';
+import { mimeTypeOf } from './media-types.js';
 import { eventTemplate } from './events.js';
 import { parsePath, ROOT, type WorkspacePath } from './paths.js';
 import type { FileIndex } from './ports.js';

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { errors, summaryWithin, tenantKey, validSummary, type Logger } from '@workspace/platform';
-import { mimeTypeOf } from './entries.js';
+import { mimeTypeOf } from './media-types.js';
 import { eventTemplate } from './events.js';
 import { baseName, childPath, parsePath, ROOT, type WorkspacePath } from './paths.js';
 import type { BlobStore, ConflictMode, FileIndex, PendingUpload } from './ports.js';
