@@ -6,6 +6,7 @@ import { startNatsServer, type NatsServerHandle } from '@workspace/testkit';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import { z } from 'zod';
 import { createClient, createHealthChecker, createLogger, defineService, errors, serviceConfig, startService, STREAM_NAME, type AsyncService, type BackgroundTask } from '../src/index.js';
 
@@ -85,6 +86,24 @@ describe('service runtime', () => {
       client.close();
     } finally {
       redis.child.kill('SIGKILL');
+    }
+  });
+
+  it('runtime — warns once, loudly, at start on a Redis without AOF; says nothing on one with it', async () => {
+    for (const appendonly of ['no', 'yes']) {
+      const redis = await startRedis('--appendonly', appendonly);
+      const lines: { level: number; msg: string }[] = [];
+      const captured = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+      try {
+        const env = { REDIS_URL: redis.url, NATS_URL: nats.url, GRPC_HOST: '127.0.0.1', GRPC_PORT: '0', NATS_STREAM_REPLICAS: '1' };
+        const service = await startService(testService, { env, logger: captured });
+        await service.stop();
+        const warned = lines.filter((l) => /WITHOUT AOF/.test(l.msg));
+        expect(warned, appendonly).toHaveLength(appendonly === 'no' ? 1 : 0);
+        if (appendonly === 'no') expect(warned[0]!.msg).toMatch(/appendonly yes.*appendfsync everysec/);
+      } finally {
+        redis.child.kill('SIGKILL');
+      }
     }
   });
 

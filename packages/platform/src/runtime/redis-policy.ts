@@ -44,4 +44,18 @@ export async function assertDurableRedis(redis: RedisClient, logger: Logger): Pr
   if (policy && policy !== 'noeviction') {
     throw new Error(`Redis evicts keys (maxmemory-policy ${policy}); set maxmemory-policy noeviction (see docs/operations.md, "Redis durability")`);
   }
+  const appendonly = ((await redis.config('GET', 'appendonly').catch(() => [])) as string[])[1];
+  const noAof = aofProblem(appendonly);
+  if (noAof) logger.warn({ appendonly }, noAof);
+}
+
+/**
+ * Why Redis, with `appendonly` as CONFIG GET gives it, may lose acknowledged writes, or
+ * undefined: without the append-only file a restart keeps at most the last snapshot, and every
+ * write since (uploads committed, configurations, schedules) is gone. A warning, not a refusal:
+ * `npm start` and tests run on a Redis that keeps nothing on purpose.
+ */
+export function aofProblem(appendonly: string | undefined): string | undefined {
+  if (appendonly !== 'no') return undefined;
+  return 'REDIS RUNS WITHOUT AOF (appendonly no): a Redis restart loses every write since its last snapshot. Set appendonly yes and appendfsync everysec for anything but a throwaway stack (see docs/operations.md, "Redis durability")';
 }
