@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpStatusOf, isErrorCode, tenantKey, userTag } from '@workspace/platform';
 import { testRedis } from './support/backends.js';
 import { q, uploadParts, type FormPart } from './support/files.js';
-import { sha256 } from './support/files-api.js';
+import { download, sha256 } from './support/files-api.js';
 import { auditIndex, storedObjects } from './support/files-index-check.js';
 import { mcpConnect, type McpConnection } from './support/mcp.js';
 import { startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
@@ -406,6 +406,14 @@ describe('multipart — the form', () => {
     expect(b.status).toBe(200);
     expect(b.body).toMatchObject({ path: '/files/notes.txt', sha256: sha256(notes) });
     expect((await u.request('GET', `/v1/agent/files/read?path=${q('/files/notes.txt')}`)).body.content).toBe(notes);
+    // With no Content-Type either, the part is the file's exact bytes, whatever they are (it was
+    // refused as "read as text and must be UTF-8"): 3,000 random bytes, 100 KiB of binary.
+    for (const [path, content] of [['/files/r.bin', randomBytes(3000)], ['/files/é-ü.bin', randomBytes(100 * 1024)], ['/files/t.txt', Buffer.from(notes)]] as const) {
+      const res = await uploadParts(stack.url, u, [{ name: 'path', value: path }, { name: 'file', content, contentType: null }]);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toMatchObject({ path, size: content.length, sha256: sha256(content) });
+      expect((await download(stack.url, u, path)).bytes.equals(content)).toBe(true);
+    }
     // Without path there is no name to store it under.
     const c = await uploadParts(stack.url, u, [{ name: 'file', content: binary }]);
     expect({ status: c.status, code: c.body.error.code, field: c.body.error.details?.field }).toEqual({ status: 400, code: 'INVALID_ARGUMENT', field: 'file' });

@@ -4,12 +4,14 @@ import { request, type ApiResponse, type ApiUser } from './stack.js';
 /** One part of a multipart/form-data body, in the order given. */
 export type FormPart =
   | { name: string; value: string }
-  | { name: string; filename?: string; content: Uint8Array | AsyncIterable<Uint8Array>; contentType?: string };
+  | { name: string; filename?: string; content: Uint8Array | AsyncIterable<Uint8Array>; contentType?: string | null };
 
 function header(part: FormPart): string {
   if ('value' in part) return `Content-Disposition: form-data; name="${part.name}"\r\n\r\n`;
   const filename = part.filename === undefined ? '' : `; filename="${part.filename.replace(/"/g, '%22')}"`;
-  return `Content-Disposition: form-data; name="${part.name}"${filename}\r\nContent-Type: ${part.contentType ?? 'application/octet-stream'}\r\n\r\n`;
+  // null: no Content-Type at all (curl's `-F file=<x`, a form field): busboy then reads the part as text.
+  const type = part.contentType === null ? '' : `\r\nContent-Type: ${part.contentType ?? 'application/octet-stream'}`;
+  return `Content-Disposition: form-data; name="${part.name}"${filename}${type}\r\n\r\n`;
 }
 
 /**

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { Request, Response } from 'express';
 import { AppError, errors } from '@workspace/platform';
+import { isUtf8 } from 'node:buffer';
 import { decodeFormFilename } from './form-filename.js';
 import { watchIdle } from './idle-timer.js';
 
@@ -53,12 +54,34 @@ const FIELD_BYTES = 4096;
 const TEXT_FILE_PART_BYTES = 1024 * 1024;
 
 /**
- * busboy decodes form text (values, `filename` and `filename*`) before we see it, with U+FFFD
- * in place of bytes that are not UTF-8: a value holding U+FFFD is refused (the same rule as for
- * query parameters, strict-utf8.ts; paths and file names by the upload session).
+ * busboy decodes form text (`filename` and `filename*` as UTF-8, with U+FFFD in place of bytes
+ * that are not; a value holding U+FFFD is refused, the same rule as for query parameters,
+ * strict-utf8.ts; paths and file names by the upload session). Field values it decodes as
+ * latin1 (DEF_CHARSET), one character per byte, so that their bytes come back exactly: a `file`
+ * part without a filename is the file's bytes whatever they are, and other fields are then read
+ * as UTF-8 strictly (fieldBytes, fieldText).
  */
 const REPLACEMENT = '\uFFFD';
+const DEF_CHARSET = 'latin1';
 const NOT_UTF8 = (what: string) => `${what} is not valid UTF-8 (U+FFFD, which stands for bytes that are not, is refused too)`;
+
+/**
+ * A field value's bytes as they were sent: latin1 (the default charset) maps each byte to one
+ * character. A character past U+00FF means the part named a charset of its own (busboy decoded it
+ * with that): its text is taken as it is, in UTF-8.
+ */
+function fieldBytes(value: string): Buffer {
+  // eslint-disable-next-line no-control-regex -- the latin1 range is the point
+  return /[^\u0000-\u00ff]/.test(value) ? Buffer.from(value, 'utf8') : Buffer.from(value, 'latin1');
+}
+
+/** A field value as text: its bytes read as UTF-8, or undefined when they are not UTF-8. */
+function fieldText(value: string): string | undefined {
+  const bytes = fieldBytes(value);
+  if (!isUtf8(bytes)) return undefined;
+  const text = bytes.toString('utf8');
+  return text.includes(REPLACEMENT) ? undefined : text;
+}
 
 /**
  * Reads a `multipart/form-data` upload as a stream: `path` and `onConflict` first (each at most
@@ -79,6 +102,7 @@ export function readUploadForm<T>(req: Request, res: Response, { fromQuery, idle
       parser = busboy({
         headers: req.headers,
         defParamCharset: 'utf8',
+        defCharset: DEF_CHARSET,
         limits: { fieldSize: TEXT_FILE_PART_BYTES, fields: 4, files: 2, parts: 6 },
       });
     } catch {
@@ -132,19 +156,19 @@ export function readUploadForm<T>(req: Request, res: Response, { fromQuery, idle
       if (state !== 'reading') return;
       if (file) return fail(errors.invalidArgument(`the "${name}" part must come before the "file" part`, name));
       // A `file` part without a filename nor Content-Type application/octet-stream (curl's
-      // `-F file=<notes.txt`) reaches us as text: it is the file, when `path` names it.
+      // `-F file=<notes.txt`) reaches us as a field: it is the file, byte for byte, when `path` names it.
       if (name === 'file') {
-        if (info.valueTruncated) return fail(errors.invalidArgument(`a "file" part without a filename is read as text of at most ${TEXT_FILE_PART_BYTES} bytes: give it a filename or Content-Type: application/octet-stream`, 'file'));
-        if (value.includes(REPLACEMENT)) return fail(errors.invalidArgument(`a "file" part without a filename is read as text and must be UTF-8: give it a filename or Content-Type: application/octet-stream`, 'file'));
-        return startFile('', Readable.from([Buffer.from(value, 'utf8')]));
+        if (info.valueTruncated) return fail(errors.invalidArgument(`a "file" part without a filename is read whole, and holds at most ${TEXT_FILE_PART_BYTES} bytes: give it a filename or Content-Type: application/octet-stream`, 'file'));
+        return startFile('', Readable.from([fieldBytes(value)]));
       }
       if (!fieldNames.has(name as keyof UploadFields)) return fail(errors.invalidArgument(`unknown form field "${name}"`, name));
       const key = name as keyof UploadFields;
       if (fields[key] !== undefined) return fail(errors.invalidArgument(`${name} is given more than once`, name));
       if (info.valueTruncated || value.length > FIELD_BYTES) return fail(errors.invalidArgument(`${name} is too long`, name));
-      // A path is checked with the file's name by the upload session (one rule for every way in).
-      if (key !== 'path' && value.includes(REPLACEMENT)) return fail(errors.invalidArgument(NOT_UTF8(name), name));
-      fields[key] = value;
+      const text = fieldText(value);
+      // A path is checked with the file's name by the upload session (one rule for every way in): bytes that are not UTF-8 reach it as U+FFFD.
+      if (text === undefined && key !== 'path') return fail(errors.invalidArgument(NOT_UTF8(name), name));
+      fields[key] = text ?? fieldBytes(value).toString('utf8');
     });
     parser.on('file', (name, stream, info) => {
       // busboy may still emit parts it parsed before a refusal: nothing starts after one.
