@@ -16,7 +16,9 @@ export function ensureInstalled() {
   // `npm install` (not `npm ci`): it installs the locked versions too, and npm's lockfiles made on
   // one platform lack other platforms' optional packages, which `npm ci` rejects.
   console.log('› installing dependencies…');
-  const res = spawnSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+  // Errors only: npm's warnings here (engines wanted by packages that run on Node 20 all the same,
+  // install scripts it skips) are nothing a user of the stack can act on.
+  const res = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit' });
   if (res.status !== 0) process.exit(res.status ?? 1);
 }
 

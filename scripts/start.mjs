@@ -185,9 +185,26 @@ console.log(`
     .map((name) => `${name} ${name === 'gateway' ? PORT : port(ADDR[name])} (metrics ${METRICS[name]})`)
     .join(', ')}${Object.values(ports).some((p) => p.how === 'picked') ? '\n         (ports not set and taken at their defaults were picked free)' : ''}
   logs: ${join(dataDir(), 'logs')}
-  get a token:  TOKEN=$(npm run -s token -- alice)
+  get a token:  ${tokenCommand()}
   try it:       curl -H "Authorization: Bearer $TOKEN" ${base}/v1/agent/projects
   stop:         Ctrl-C`);
+
+/**
+ * The banner's token line, a command that works as printed in another shell: it carries DATA_DIR
+ * when that is not the default (the dev secret lives there); with AUTH_JWT_SECRET set, the shell
+ * needs it too (never printed); with a JWKS URL or a public key, tokens come from that issuer.
+ */
+function tokenCommand() {
+  if (env.AUTH_JWKS_URL || env.AUTH_PUBLIC_KEY) return '(tokens come from your issuer: AUTH_JWKS_URL / AUTH_PUBLIC_KEY is set)';
+  const dir = env.DATA_DIR === undefined ? '' : `DATA_DIR=${shellQuote(dataDir())} `;
+  const secret = env.AUTH_JWT_SECRET ? '   (with AUTH_JWT_SECRET set as here)' : '';
+  return `TOKEN=$(${dir}npm run -s token -- alice)${secret}`;
+}
+
+/** `text` as one word for sh. */
+function shellQuote(text) {
+  return /^[\w./:-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
 
 function mkdir(name) {
   const dir = join(dataDir(), name);

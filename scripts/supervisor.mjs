@@ -127,11 +127,18 @@ export class Supervisor {
     }
   }
 
-  /** Ctrl-C and SIGTERM stop everything, then exit with `code`. */
+  /**
+   * Ctrl-C and SIGTERM stop everything, then exit with `code`. The same signal may come more than
+   * once (npm passes it on, and a signal to the process group reaches this process too): the
+   * first starts the stop, the others wait for it instead of ending the process at once.
+   */
   stopOnSignals(code = 0) {
-    const onSignal = () => void this.stop().then(() => process.exit(code));
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    let stopping;
+    const onSignal = () => {
+      stopping ??= this.stop().then(() => process.exit(code));
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
   }
 }
 

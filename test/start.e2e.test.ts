@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -41,6 +41,34 @@ function childrenOf(parent: number): Map<number, string> {
   return found;
 }
 
+/** Every live descendant of `root`, by pid (Linux: /proc). */
+function descendantsOf(root: number): Set<number> {
+  const found = new Set<number>();
+  for (let frontier = [root]; frontier.length > 0; ) {
+    frontier = frontier.flatMap((pid) => [...childrenOf(pid).keys()]).filter((pid) => !found.has(pid));
+    for (const pid of frontier) found.add(pid);
+  }
+  return found;
+}
+
+/** The environment of a stack of `npm start` on free ports, against the tests' Redis and NATS. */
+async function stackEnv(dataDir: string): Promise<Record<string, string | undefined>> {
+  const [port, ...grpc] = await Promise.all(Array.from({ length: 6 }, freePort));
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: String(port),
+    PROJECTS_ADDR: `127.0.0.1:${grpc[0]}`,
+    FILES_ADDR: `127.0.0.1:${grpc[1]}`,
+    AGENTS_ADDR: `127.0.0.1:${grpc[2]}`,
+    AUTOMATIONS_ADDR: `127.0.0.1:${grpc[3]}`,
+    WEBHOOKS_ADDR: `127.0.0.1:${grpc[4]}`,
+    REDIS_URL: infra.redisUrl,
+    NATS_URL: infra.natsUrl,
+    DATA_DIR: dataDir,
+  };
+  for (const key of ['S3_ENDPOINT', 'AUTH_JWKS_URL', 'AUTH_PUBLIC_KEY', 'AUTH_JWT_SECRET']) delete env[key];
+  return env;
+}
 
 describe('npm start', () => {
   it.skipIf(infra.topology === 'scaled')(
@@ -48,22 +76,10 @@ describe('npm start', () => {
     async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'));
       dirs.push(dataDir);
-      const [port, ...grpc] = await Promise.all(Array.from({ length: 6 }, freePort));
       const secret = randomBytes(24).toString('base64url');
-      const env: Record<string, string | undefined> = {
-        ...process.env,
-        PORT: String(port),
-        PROJECTS_ADDR: `127.0.0.1:${grpc[0]}`,
-        FILES_ADDR: `127.0.0.1:${grpc[1]}`,
-        AGENTS_ADDR: `127.0.0.1:${grpc[2]}`,
-        AUTOMATIONS_ADDR: `127.0.0.1:${grpc[3]}`,
-        WEBHOOKS_ADDR: `127.0.0.1:${grpc[4]}`,
-        REDIS_URL: infra.redisUrl,
-        NATS_URL: infra.natsUrl,
-        DATA_DIR: dataDir,
-        AUTH_JWT_SECRET: secret,
-      };
-      for (const key of ['S3_ENDPOINT', 'AUTH_JWKS_URL', 'AUTH_PUBLIC_KEY']) delete env[key];
+      const env = { ...(await stackEnv(dataDir)), AUTH_JWT_SECRET: secret };
+      const port = Number(env.PORT);
+      const grpc = ['PROJECTS_ADDR', 'FILES_ADDR', 'AGENTS_ADDR', 'AUTOMATIONS_ADDR', 'WEBHOOKS_ADDR'].map((k) => Number(env[k]!.split(':')[1]));
       const start = spawn(process.execPath, [join(root, 'scripts/start.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
       const output: string[] = [];
       for (const stream of [start.stdout, start.stderr]) createInterface({ input: stream }).on('line', (line) => output.push(line));
@@ -118,6 +134,46 @@ describe('npm start', () => {
       } finally {
         if (start.exitCode === null && start.signalCode === null) start.kill('SIGKILL');
         for (const pid of started.keys()) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      }
+    },
+    180_000,
+  );
+  it.skipIf(infra.topology === 'scaled').each(['npm', 'the process group'] as const)(
+    'npm start — run by npm with its own DATA_DIR: the banner\'s token command works as printed in another shell, and SIGTERM to %s stops every process',
+    async (target) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-dir-'));
+      dirs.push(dataDir);
+      const env = await stackEnv(dataDir);
+      // detached: npm leads a process group of its own, as in a terminal.
+      const npm = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const output: string[] = [];
+      for (const stream of [npm.stdout, npm.stderr]) createInterface({ input: stream }).on('line', (line) => output.push(line));
+      const seen = new Set<number>();
+      try {
+        await expect.poll(() => output.some((l) => l.startsWith('✓ ready at')), { timeout: 110_000, interval: 200 }).toBe(true);
+        // The front door is quiet: no engine warnings of test-only packages.
+        expect(output.filter((l) => l.includes('EBADENGINE')), output.join('\n')).toEqual([]);
+        const line = output.find((l) => l.trim().startsWith('get a token:'))!;
+        const command = /TOKEN=\$\((.*)\)/.exec(line)?.[1];
+        expect(command, line).toContain(`DATA_DIR=${dataDir}`);
+        // Another shell: neither DATA_DIR nor the stack's settings.
+        const shellEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['DATA_DIR', 'AUTH_JWT_SECRET'].includes(k))) as Record<string, string>;
+        const token = execFileSync('sh', ['-c', command!], { cwd: root, env: shellEnv, encoding: 'utf8' }).trim();
+        const res = await request(`http://127.0.0.1:${env.PORT}/v1/agent/projects`, { headers: { authorization: `Bearer ${token}` } });
+        expect(res.status, res.text).toBe(200);
+        for (const pid of descendantsOf(npm.pid!)) seen.add(pid);
+        expect(seen.size).toBeGreaterThanOrEqual(8);
+        process.kill(target === 'npm' ? npm.pid! : -npm.pid!, 'SIGTERM');
+        await once(npm, 'exit');
+        await expect.poll(() => [...seen].filter(alive), { timeout: 40_000, interval: 200 }).toEqual([]);
+        expect(output.filter((l) => l.includes('Stopping everything') || l.includes('did not stop'))).toEqual([]);
+      } finally {
+        try {
+          process.kill(-npm.pid!, 'SIGKILL');
+        } catch {
+          // gone
+        }
+        for (const pid of seen) if (alive(pid)) process.kill(pid, 'SIGKILL');
       }
     },
     180_000,
