@@ -7,11 +7,13 @@ export type JsonDetails = Record<string, string | number | null>;
 /**
  * The details that are figures, by code. Details cross gRPC as text (google.rpc.ErrorInfo
  * metadata is a string map), so every service's error reaches the gateway with them as text;
- * the envelope gives them back as JSON integers. QUOTA_EXCEEDED's `limit` and `used`, and
- * EDIT_NOT_APPLICABLE's `edit`, are integers by the API's rules.
+ * the envelope gives them back as JSON integers. QUOTA_EXCEEDED's `limit` and `used`,
+ * INVALID_ARGUMENT's `limit` (a tree past MAX_TREE_ENTRIES) and EDIT_NOT_APPLICABLE's `edit` are
+ * integers by the API's rules.
  */
 const INTEGER_DETAILS: Partial<Record<ErrorCode, readonly string[]>> = {
   QUOTA_EXCEEDED: ['limit', 'used'],
+  INVALID_ARGUMENT: ['limit'],
   EDIT_NOT_APPLICABLE: ['edit'],
 };
 
