@@ -8,7 +8,7 @@ const MiB = 1024 * 1024;
  * on a tree touches in its one Redis step. Chosen from the figures in docs/benchmarks.md#bounded-tree-work
  * so that no such step passes about a second.
  */
-export const DEFAULT_MAX_TREE_ENTRIES = 25_000;
+export const DEFAULT_MAX_TREE_ENTRIES = 10_000;
 /** MAX_FILES unless set (docs/api/usage.md#entry-quota): the entries one user may have. */
 export const DEFAULT_MAX_FILES = 1_000_000;
 
