@@ -83,6 +83,21 @@ describe(`files — bounded tree work (MAX_TREE_ENTRIES = ${BOUND})`, () => {
       expect(res.status, `${name}: ${res.text}`).toBe(400);
       expectTooLarge(res, field);
     }
+    // Over MCP the tools' own argument is named.
+    const mcp = await mcpConnect(stack.url, u);
+    try {
+      for (const tool of ['move_file', 'copy_file']) {
+        let answer: Awaited<ReturnType<typeof mcp.call>> | undefined;
+        await refused(u, async () => {
+          answer = await mcp.call(tool, { source: '/files/t', destination: '/files/u' });
+          return { status: 0, headers: new Headers(), body: undefined, text: '' };
+        });
+        expect(answer?.isError, tool).toBe(true);
+        expect(answer?.structuredContent.error).toEqual({ code: 'INVALID_ARGUMENT', message: expect.any(String), details: { field: 'source', limit: BOUND } });
+      }
+    } finally {
+      await mcp.close();
+    }
   });
 
   it('at exactly the bound every tree operation works', async () => {
