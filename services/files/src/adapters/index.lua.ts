@@ -662,10 +662,10 @@ end
  * size to the usage: refused when that would pass the quota. Bytes the user already has (an agent
  * writing a file again unchanged) are shared, not stored or counted twice. An If-Match that holds
  * replaces the file whatever the mode says.
- * → {'OK', path, 'created'|'updated'} or {code, path, why} or {'QUOTA_EXCEEDED', used, quota,
- * 'FILE_QUOTA_BYTES'} or {'PRECONDITION_FAILED', current sha256 or ''}. A new path is refused when the entries it adds
- * (room(): the file and its missing parents) would pass MAX_FILES: {'QUOTA_EXCEEDED', used, limit,
- * 'MAX_FILES'}.
+ * A new path is refused when the entries it adds (room(): the file and its missing parents, less
+ * its place in the trash) would pass MAX_FILES.
+ * → {'OK', path, 'created'|'updated'} or {code, path, why} or {'QUOTA_EXCEEDED', used, limit,
+ * 'FILE_QUOTA_BYTES' | 'MAX_FILES'} or {'PRECONDITION_FAILED', current sha256 or ''}.
  */
 export const COMMIT = luaScript(`${PRELUDE}
 local path, mode, v, upload = ARGV[9], ARGV[10], ARGV[12], ARGV[13]
