@@ -334,11 +334,14 @@ describe('files — move and copy under concurrency', () => {
     expect(final.filter((e) => e.type === 'file').every((e) => e.sha256 === tree.files.get(e.path.slice('/files/dst/'.length)))).toBe(true);
   });
 
-  it('atomic move — a listing longer than one read of the index (21,000+ entries) still sees exactly one tree, whole', async () => {
+  it('atomic move — a listing longer than one read of the index (29,000+ entries) still sees exactly one tree, whole', async () => {
     const u = await stack.user();
     // The filler sorts between the two places of the tree, so a listing read in steps would
-    // miss the tree (moved behind its position) or see it twice (moved ahead of it).
-    await buildTree(stack, u, '/files/m', 40, 9);
+    // miss the tree (moved behind its position) or see it twice (moved ahead of it). Three trees
+    // of 9,216 files (each within MAX_TREE_ENTRIES, docs/api/files.md#bounded-tree-work).
+    await buildTree(stack, u, '/files/m', 36, 8);
+    await ok(copy(u, '/files/m', '/files/n'));
+    await ok(copy(u, '/files/m', '/files/o'));
     const tree = await buildTree(stack, u, '/files/z-src', 8, 3);
     const seen: string[] = [];
     let running = true;

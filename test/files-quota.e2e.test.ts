@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 interface Usage {
-  files: { count: number; bytes: number; quotaBytes: number };
+  files: { count: number; bytes: number; quotaBytes: number; entries: number; entriesLimit: number };
   checkpoints: { count: number; bytes: number; limit: number };
   agents: { count: number; limit: number };
 }
@@ -201,8 +201,8 @@ describe('usage — GET /v1/usage', () => {
   it('usage — files: count and bytes of every distinct content (revisions and trash too, copies once), the quota; agents: count and MAX_AGENTS', async () => {
     const u = await stack.user();
     const start = await usage(u);
-    // The first request made Home and its context file.
-    expect(start).toEqual({ files: { count: 1, bytes: start.files.bytes, quotaBytes: QUOTA }, checkpoints: { count: 0, bytes: 0, limit: 100 }, agents: { count: 0, limit: MAX_AGENTS } });
+    // The first request made Home and its context file: the folders projects and Home and the file are 3 entries (MAX_FILES).
+    expect(start).toEqual({ files: { count: 1, bytes: start.files.bytes, quotaBytes: QUOTA, entries: 3, entriesLimit: 1_000_000 }, checkpoints: { count: 0, bytes: 0, limit: 100 }, agents: { count: 0, limit: MAX_AGENTS } });
     expect(start.files.bytes).toBeGreaterThan(0);
     await put(stack, u, '/files/u/a.bin', Buffer.alloc(1000, 1));
     expect((await usage(u)).files).toMatchObject({ count: 2, bytes: start.files.bytes + 1000 });

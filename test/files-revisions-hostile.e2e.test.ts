@@ -15,7 +15,8 @@ import { startStack, type ApiResponse, type ApiUser, type Stack } from './suppor
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack({
-    filesEnv: { FILE_REVISIONS: '3', FILE_GC_GRACE_MS: '0', FILE_SWEEP_INTERVAL_MS: '500' },
+    // The trash of 10,000 files is of a tree of 10,240 files and their folders: past the default MAX_TREE_ENTRIES.
+    filesEnv: { FILE_REVISIONS: '3', FILE_GC_GRACE_MS: '0', FILE_SWEEP_INTERVAL_MS: '500', MAX_TREE_ENTRIES: '20000' },
     gatewayEnv: { MAX_CONCURRENT_UPLOADS: '32', RATE_LIMIT_BURST: '100000', RATE_LIMIT_PER_SECOND: '100000' },
   });
 });

@@ -27,6 +27,7 @@
 // Prints {"msg":"listening","port":N} (IPC) when it serves. startFilesFloor() starts it.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { forkServer } from './child-server.mjs';
+import { BENCH_MAX_TREE_ENTRIES } from './config.mjs';
 
 if (process.env.FLOOR_ROLE === 'files') {
   const { default: express } = await import('express');
@@ -38,8 +39,9 @@ if (process.env.FLOOR_ROLE === 'files') {
   const redis = createRedis({ url: process.env.FLOOR_REDIS_URL });
   const keys = new IndexKeys(process.env.FLOOR_BUCKET);
   const outbox = new RedisOutbox({ redis, namespace: `bench-floor-${randomBytes(6).toString('hex')}` });
-  const index = new RedisFileIndex({ redis, keys, outbox });
-  const checkpoints = new RedisCheckpointIndex({ redis, keys, outbox });
+  // The bound of the stack beside it (BENCH_MAX_TREE_ENTRIES).
+  const index = new RedisFileIndex({ redis, keys, outbox, maxTreeEntries: BENCH_MAX_TREE_ENTRIES });
+  const checkpoints = new RedisCheckpointIndex({ redis, keys, outbox, maxTreeEntries: BENCH_MAX_TREE_ENTRIES });
   const users = new Set();
   const event = () => JSON.stringify({ id: randomUUID(), time: new Date().toISOString(), source: 'bench-floor' });
 

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { launchStack, mintToken, resolveInfra } from '@workspace/testkit';
+import { BENCH_MAX_TREE_ENTRIES } from './config.mjs';
 
 const DEFAULT_PART_SIZE = 8 * 1024 * 1024;
 
@@ -52,7 +53,7 @@ function profilingEnv(env, resultsDir) {
  */
 function serviceEnv(env, profiling) {
   const extra = env.BENCH_SERVICE_ENV ? JSON.parse(env.BENCH_SERVICE_ENV) : {};
-  const merged = { ...profiling };
+  const merged = { ...profiling, files: { ...profiling.files, MAX_TREE_ENTRIES: String(BENCH_MAX_TREE_ENTRIES) } };
   for (const [service, vars] of Object.entries(extra)) merged[service] = { ...merged[service], ...vars };
   return merged;
 }

@@ -3,6 +3,15 @@ import { z } from 'zod';
 
 const MiB = 1024 * 1024;
 
+/**
+ * MAX_TREE_ENTRIES unless set (docs/api/files.md#bounded-tree-work): the most entries one operation
+ * on a tree touches in its one Redis step. Chosen from the figures in docs/benchmarks.md#bounded-tree-work
+ * so that no such step passes about a second.
+ */
+export const DEFAULT_MAX_TREE_ENTRIES = 10_000;
+/** MAX_FILES unless set (docs/api/usage.md#entry-quota): the entries one user may have. */
+export const DEFAULT_MAX_FILES = 1_000_000;
+
 /** Redis holds the metadata index (it must not evict: every service refuses an evicting Redis). */
 export const configSchema = serviceConfig({ grpc: 50052, metrics: 9466 }).extend({
   /** MinIO or any S3-compatible store; `npm start` and the tests start s3rver when it is unset. */
@@ -64,6 +73,18 @@ export const configSchema = serviceConfig({ grpc: 50052, metrics: 9466 }).extend
    * files; past it the work stops and the answer is 422 SEARCH_TOO_EXPENSIVE. Default 10 s.
    */
   SEARCH_BUDGET_MS: env.positiveInt(10_000),
+  /**
+   * The most entries (files and folders, as a listing counts them) one operation on a tree — move,
+   * copy, recursive delete, restore of a folder, purge, checkpoint, rewind, fork — touches
+   * (docs/api/files.md#bounded-tree-work); a larger tree → 400 INVALID_ARGUMENT and nothing changes.
+   */
+  MAX_TREE_ENTRIES: env.positiveInt(DEFAULT_MAX_TREE_ENTRIES),
+  /**
+   * Entries one user may have (docs/api/usage.md#entry-quota): the files and folders of the tree
+   * and the paths in the trash, each one, copies included; a change that would pass it → 403
+   * QUOTA_EXCEEDED.
+   */
+  MAX_FILES: env.positiveInt(DEFAULT_MAX_FILES),
   /** Checkpoints one user may keep (docs/api/files.md#checkpoints); one more → 403 QUOTA_EXCEEDED. */
   MAX_CHECKPOINTS: env.positiveInt(100),
   /**

@@ -49,7 +49,10 @@ export const filesService = defineService({
     ctx.probe(await storeProbe(client, s3.bucket, config.STORE_PROBE_INTERVAL_MS));
     const blobs = new MinioBlobStore({ client, bucket: s3.bucket });
     const keys = new IndexKeys(s3.bucket);
-    const rawIndex = new RedisFileIndex({ redis, keys, outbox: ctx.events.outbox, keepRevisions: config.FILE_REVISIONS, retentionMs: retentionMsOf(config.FILE_REVISION_DAYS) });
+    // The index and the checkpoints share the scripts' settings: the retention and the bounds
+    // (MAX_TREE_ENTRIES, MAX_FILES), each passed to every script as an argument.
+    const settings = { keepRevisions: config.FILE_REVISIONS, retentionMs: retentionMsOf(config.FILE_REVISION_DAYS), maxTreeEntries: config.MAX_TREE_ENTRIES, maxFiles: config.MAX_FILES };
+    const rawIndex = new RedisFileIndex({ redis, keys, outbox: ctx.events.outbox, ...settings });
     const index = withUnavailableErrors(rawIndex, 'Redis');
     await migrateOldLayout({ redis, index: rawIndex, blobs, logger });
     const cursors = new Cursors(await rawIndex.cursorKey());
@@ -71,7 +74,7 @@ export const filesService = defineService({
       },
       consumerGroup(s3.bucket),
     );
-    const checkpointIndex = new RedisCheckpointIndex({ redis, keys, outbox: ctx.events.outbox, keepRevisions: config.FILE_REVISIONS, retentionMs: retentionMsOf(config.FILE_REVISION_DAYS) });
+    const checkpointIndex = new RedisCheckpointIndex({ redis, keys, outbox: ctx.events.outbox, ...settings });
     const checkpoints = new Checkpoints({ index: withUnavailableErrors(checkpointIndex, 'Redis'), maxCheckpoints: config.MAX_CHECKPOINTS, retentionMs: retentionMsOf(config.FILE_REVISION_DAYS) });
     const transfer = new KnowledgeTransfer({ index: withUnavailableErrors(rawIndex, 'Redis'), uploads, blobs, pendingMs: config.UPLOAD_PENDING_MS });
     const summaries = withUnavailableErrors(new RedisContentSummaries({ redis, keys }), 'Redis');

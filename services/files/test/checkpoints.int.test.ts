@@ -8,8 +8,9 @@ import { realFiles, tree, type Files } from './support.js';
 let files: Files;
 let checkpoints: Checkpoints;
 beforeAll(async () => {
-  files = await realFiles();
-  const index = new RedisCheckpointIndex({ redis: files.redis, keys: files.index.keys, outbox: files.outbox });
+  // The cost test works on 10,000 files in 16 folders: past the default MAX_TREE_ENTRIES (10,000).
+  files = await realFiles({ maxTreeEntries: 20_000 });
+  const index = new RedisCheckpointIndex({ redis: files.redis, keys: files.index.keys, outbox: files.outbox, ...files.tuning });
   checkpoints = new Checkpoints({ index, maxCheckpoints: 10, retentionMs: 30 * 24 * 3600 * 1000 });
 });
 afterAll(async () => files.close());

@@ -54,3 +54,4 @@ it('cluster — a script that touches a key outside the slot it declares is refu
 await import('./index.int.test.js');
 await import('./revisions.int.test.js');
 await import('./checkpoints.int.test.js');
+await import('./bounds.int.test.js');

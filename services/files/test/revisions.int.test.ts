@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userTag } from '@workspace/platform';
 import { IndexKeys } from '../src/adapters/index.redis.js';
+import { DEFAULT_MAX_FILES } from '../src/config.js';
 import { RedisContentSummaries } from '../src/adapters/summaries.redis.js';
 import { KnowledgeTransfer } from '../src/domain/knowledge-transfer.js';
 import { MiB, put, realFiles, tree, type Files } from './support.js';
@@ -407,7 +408,8 @@ describe('files revisions', () => {
       await put(small, u, '/files/a.txt', bytes(30, 'y'), true); // the 40 bytes stay as a revision
       await small.workspace.move(u, 'copy', { from: '/files/a.txt', to: '/files/b.txt', onConflict: 'error' }); // shares its 30 bytes
       await small.workspace.delete(u, '/files/b.txt', false);
-      expect(await small.uploads.usage(u)).toEqual({ count: 1, bytes: 70, quotaBytes: 100 });
+      // The entries (MAX_FILES): a.txt, and b.txt in the trash.
+      expect(await small.uploads.usage(u)).toEqual({ count: 1, bytes: 70, quotaBytes: 100, entries: 2, maxFiles: DEFAULT_MAX_FILES });
       await expect(put(small, u, '/files/c.txt', bytes(31))).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED', details: { quota: 'FILE_QUOTA_BYTES', limit: '100', used: '70' } });
       expect(await tree(small, u)).toEqual(['/files/a.txt']);
       await put(small, u, '/files/c.txt', bytes(30));
@@ -418,12 +420,13 @@ describe('files revisions', () => {
       await small.revisions.restore(u, '/files/a.txt', forty!.revision);
       expect((await small.uploads.usage(u)).bytes).toBe(100);
       await small.workspace.delete(u, '/files/c.txt', false, true);
-      expect(await small.uploads.usage(u)).toEqual({ count: 1, bytes: 70, quotaBytes: 100 });
+      expect(await small.uploads.usage(u)).toEqual({ count: 1, bytes: 70, quotaBytes: 100, entries: 2, maxFiles: DEFAULT_MAX_FILES });
       // 20 concurrent uploads of 10 new bytes each with 30 left: exactly 3 succeed, whatever their order.
       const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => put(small, u, `/files/many/${i}.txt`, String(i).padStart(10, 'z'))));
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'QUOTA_EXCEEDED' });
-      expect(await small.uploads.usage(u)).toEqual({ count: 4, bytes: 100, quotaBytes: 100 });
+      // a.txt, the folder many and its 3 files, b.txt in the trash.
+      expect(await small.uploads.usage(u)).toEqual({ count: 4, bytes: 100, quotaBytes: 100, entries: 6, maxFiles: DEFAULT_MAX_FILES });
       // Refused uploads leave nothing: the bucket holds exactly what is referenced.
       await small.sweeper.sweep();
       expect(new Set(await small.objects())).toEqual(new Set(await small.redis.hkeys(`${small.index.keys.prefix(u)}refs`)));

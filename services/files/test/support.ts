@@ -24,7 +24,9 @@ export function useRedis(target: { url: string; cluster: boolean }): void {
   redisTarget = target;
 }
 
-export async function realFiles(options: { maxReadBytes?: number; pendingMs?: number; graceMs?: number; keepRevisions?: number; retentionMs?: number; quotaBytes?: number; summaryMaxBytes?: number; clock?: () => number } = {}) {
+export async function realFiles(
+  options: { maxReadBytes?: number; pendingMs?: number; graceMs?: number; keepRevisions?: number; retentionMs?: number; quotaBytes?: number; summaryMaxBytes?: number; maxTreeEntries?: number; maxFiles?: number; clock?: () => number } = {},
+) {
   const { s3: endpoint, redisUrl } = inject('infra');
   const bucket = `int-${randomBytes(8).toString('hex')}`;
   const client = createS3Client({ ...endpoint, bucket });
@@ -37,12 +39,16 @@ export async function realFiles(options: { maxReadBytes?: number; pendingMs?: nu
   const tuning = {
     ...(options.keepRevisions !== undefined && { keepRevisions: options.keepRevisions }),
     ...(options.retentionMs !== undefined && { retentionMs: options.retentionMs }),
+    ...(options.maxTreeEntries !== undefined && { maxTreeEntries: options.maxTreeEntries }),
+    ...(options.maxFiles !== undefined && { maxFiles: options.maxFiles }),
     ...(options.clock && { clock: options.clock }),
   };
   const index = new RedisFileIndex({ redis, keys, outbox, ...tuning });
   const cursors = new Cursors(randomBytes(32));
   const log = new RedisChangesLog({ redis, keys });
   return {
+    /** The index's settings (pass them to a RedisCheckpointIndex on the same keys). */
+    tuning,
     client,
     bucket,
     blobs,

@@ -85,6 +85,14 @@ export const errors = {
     new AppError('QUOTA_EXCEEDED', `the quota ${quota} of ${limit} is reached; delete something first`, {
       details: { quota, limit: String(limit), used: String(used) },
     }),
+  /**
+   * An operation on a tree larger than MAX_TREE_ENTRIES (docs/api/files.md#bounded-tree-work):
+   * `field` names the request's path argument, `limit` is the bound. Nothing changed.
+   */
+  treeTooLarge: (path: string, field: string, limit: number) =>
+    new AppError('INVALID_ARGUMENT', `the tree at ${path} has more than ${limit} entries (MAX_TREE_ENTRIES), more than one step may touch; take a folder below it`, {
+      details: { field, limit: String(limit) },
+    }),
   historyExpired: (what: string) => new AppError('HISTORY_EXPIRED', `${what} is older than the retained history (FILE_REVISION_DAYS)`),
   /** A content search over its CPU budget (docs/api/files.md#search): narrowing it is the way on. */
   searchTooExpensive: (budgetMs: number) =>

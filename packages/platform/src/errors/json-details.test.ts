@@ -10,7 +10,7 @@ const overGrpc = (err: AppError) => {
 };
 
 describe('errors — details as the JSON envelope shows them', () => {
-  it.each(['MAX_AGENTS', 'MAX_ALIASES_PER_AGENT', 'MAX_SCHEDULES_PER_AGENT', 'MAX_TRIGGERS_PER_AGENT', 'MAX_WEBHOOKS', 'FILE_QUOTA_BYTES'])(
+  it.each(['MAX_AGENTS', 'MAX_ALIASES_PER_AGENT', 'MAX_SCHEDULES_PER_AGENT', 'MAX_TRIGGERS_PER_AGENT', 'MAX_WEBHOOKS', 'FILE_QUOTA_BYTES', 'MAX_FILES'])(
     'json details — QUOTA_EXCEEDED (%s) gives limit and used as JSON integers, in process and after gRPC',
     (quota) => {
       const err = errors.quotaExceeded(quota, 10_737_418_240, 20);
@@ -31,6 +31,16 @@ describe('errors — details as the JSON envelope shows them', () => {
     ] as const) {
       for (const e of [err, overGrpc(err)]) expect(jsonDetails(e)).toEqual(want);
     }
+  });
+
+  it('json details — INVALID_ARGUMENT of a tree past MAX_TREE_ENTRIES gives field as text and limit as a JSON integer, in process and after gRPC', () => {
+    const err = errors.treeTooLarge('/files/big', 'from', 25_000);
+    for (const e of [err, overGrpc(err)]) {
+      expect(e.code).toBe('INVALID_ARGUMENT');
+      expect(JSON.stringify(jsonDetails(e))).toBe('{"field":"from","limit":25000}');
+    }
+    // Other INVALID_ARGUMENTs keep their text details.
+    expect(jsonDetails(overGrpc(errors.invalidArgument('limit must be 1 to 10000', 'limit')))).toEqual({ field: 'limit' });
   });
 
   it('json details — a figure that is not a whole number stays text; other codes and keys are left as they are', () => {

@@ -38,22 +38,20 @@ local function under(p, dir)
   return dir == ROOT or p == dir or p:sub(1, #dir + 1) == dir .. '/'
 end
 
--- A checkpoint, a rewind or a fork is one script, and Redis serves nothing else while it runs:
--- trees of more entries (files and folders, or paths with a history) are refused.
-local MAX_TREE = 50000
-local function tooLarge(set, path)
-  return redis.call('ZLEXCOUNT', set, '[' .. path .. '/', '(' .. path .. '0') > MAX_TREE
-end
+-- A checkpoint, a rewind or a fork is one script, bounded as every operation on a tree is
+-- (bounded() in index.lua.ts): by the files and folders now, by the paths with a history for a
+-- time, and by the tree it rebuilds.
 
--- The files at or below path now: path, entry, path, entry, … (flat: what HSET takes); nil when
--- there are more than MAX_TREE.
+-- The files at or below path now: path, entry, path, entry, … (flat: what HSET takes); nil and
+-- the refusal when the tree has more than MAX_TREE entries.
 local function filesNow(path)
   local out = {}
   if path ~= ROOT then
     local v = redis.call('HGET', E, path)
     if v then return { path, v } end
   end
-  if tooLarge(Z, path) then return nil end
+  local large = bounded(below(Z, path), path)
+  if large then return nil, large end
   for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, '[' .. path .. '/', '(' .. path .. '0')) do
     local i = m:find('\\0', 1, true)
     if i then
@@ -137,12 +135,16 @@ local function addHeld(bytes)
 end
 
 -- Takes a checkpoint of the tree at path (\`files\`: filesNow(path), when the caller has it).
--- → its JSON, or nil and the count when there are max.
+-- → its JSON, or nil and the refusal: {'CHECKPOINT_QUOTA', count, max} when there are max, or
+-- filesNow()'s.
 local function checkpoint(id, path, label, max, files)
   local count = redis.call('HLEN', CKM)
-  if count >= max then return nil, count end
-  files = files or filesNow(path)
-  if not files then return nil, -1 end
+  if count >= max then return nil, { 'CHECKPOINT_QUOTA', tostring(count), tostring(max) } end
+  local refused
+  if not files then
+    files, refused = filesNow(path)
+    if not files then return nil, refused end
+  end
   local held, bytes = holdMany(files)
   bulk({ 'HSET', ckKey(id) }, files)
   addHeld(held)
@@ -199,7 +201,8 @@ local function filesThen(path, mode, arg)
     return out
   end
   local t = tonumber(arg)
-  if tooLarge(HX, path) then return nil, { 'TREE_TOO_LARGE', path } end
+  local large = bounded(below(HX, path), path)
+  if large then return nil, large end
   local paths = redis.call('ZRANGEBYLEX', HX, '[' .. path .. '/', '(' .. path .. '0')
   if path ~= ROOT and redis.call('ZSCORE', HX, path) then paths[#paths + 1] = path end
   for _, p in ipairs(paths) do
@@ -243,21 +246,21 @@ end
 `;
 
 /**
- * Takes a checkpoint: ARGV[7] id, [8] path, [9] label, [10] the most checkpoints a user may have.
- * → {'OK', json} or {'FILE_NOT_FOUND', path} or {'CHECKPOINT_QUOTA', count, max}.
+ * Takes a checkpoint: ARGV[9] id, [10] path, [11] label, [12] the most checkpoints a user may have.
+ * → {'OK', json} or {'FILE_NOT_FOUND', path} or {'CHECKPOINT_QUOTA', count, max} or
+ * {'TREE_TOO_LARGE', path, limit}.
  */
 export const CREATE_CHECKPOINT = luaScript(`${CK_PRELUDE}
-local path = ARGV[8]
+local path = ARGV[10]
 if path ~= ROOT and redis.call('HEXISTS', E, path) == 0 and not isdir(path) then return { 'FILE_NOT_FOUND', path } end
-local meta, count = checkpoint(ARGV[7], path, ARGV[9], tonumber(ARGV[10]))
-if count == -1 then return { 'TREE_TOO_LARGE', path } end
-if not meta then return { 'CHECKPOINT_QUOTA', tostring(count), ARGV[10] } end
+local meta, refused = checkpoint(ARGV[9], path, ARGV[11], tonumber(ARGV[12]))
+if not meta then return refused end
 return { 'OK', meta }
 `);
 
-/** Deletes a checkpoint, releasing what it held: ARGV[7] id. → {'OK'} or {'CHECKPOINT_NOT_FOUND', id}. */
+/** Deletes a checkpoint, releasing what it held: ARGV[9] id. → {'OK'} or {'CHECKPOINT_NOT_FOUND', id}. */
 export const DELETE_CHECKPOINT = luaScript(`${CK_PRELUDE}
-local id = ARGV[7]
+local id = ARGV[9]
 if redis.call('HEXISTS', CKM, id) == 0 then return { 'CHECKPOINT_NOT_FOUND', id } end
 local all = redis.call('HGETALL', ckKey(id))
 addHeld(-unholdMany(all))
@@ -279,24 +282,46 @@ return { 'OK' }
 `);
 
 /**
- * Rewinds the tree at a path, in one step: ARGV[7] path, [8] 'ck'|'at', [9] checkpoint id or time
- * (ms), [10] the id of the checkpoint taken just before, [11] its label, [12] the most
- * checkpoints, [13] event template, [14] user id, [15] \`to\` as the caller gave it. Every check
- * comes before the first write, so a refusal changes nothing.
+ * Rewinds the tree at a path, in one step: ARGV[9] path, [10] 'ck'|'at', [11] checkpoint id or time
+ * (ms), [12] the id of the checkpoint taken just before, [13] its label, [14] the most
+ * checkpoints, [15] event template, [16] user id, [17] \`to\` as the caller gave it. Every check
+ * comes before the first write, so a refusal changes nothing: the tree now and the tree of then
+ * (and for a time the paths with a history) each at most MAX_TREE_ENTRIES entries (bounded()),
+ * the files that come back within MAX_FILES (room()), the checkpoint within the most checkpoints.
  * → {'OK', restored, removed, unchanged} or a refusal.
  */
 export const REWIND = luaScript(`${CK_PRELUDE}
-local path = ARGV[7]
+local path = ARGV[9]
 if path ~= ROOT then
   local above = fileAbove(path)
   if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
 end
-local wanted, refused = filesThen(path, ARGV[8], ARGV[9])
+local wanted, refused = filesThen(path, ARGV[10], ARGV[11])
 if not wanted then return refused end
-local now = filesNow(path)
-if not now then return { 'TREE_TOO_LARGE', path } end
-local meta, count = checkpoint(ARGV[10], path, ARGV[11], tonumber(ARGV[12]), now)
-if not meta then return { 'CHECKPOINT_QUOTA', tostring(count), ARGV[12] } end
+local now
+now, refused = filesNow(path)
+if not now then return refused end
+-- The tree of then is bounded as the tree now is.
+local thenPaths = {}
+for p in pairs(wanted) do thenPaths[#thenPaths + 1] = p end
+refused = bounded(treeSize(thenPaths, path), path)
+if refused then return refused end
+-- The files of then missing now come back: the entries they add (less the trash paths they take
+-- back) and the folders they need must fit MAX_FILES. Files sent to the trash move from one set
+-- to the other, and replaced ones stay, so nothing else adds.
+local present, missing, adds = {}, {}, 0
+for i = 1, #now, 2 do present[now[i]] = true end
+for _, p in ipairs(thenPaths) do
+  if not present[p] then
+    missing[#missing + 1] = p
+    adds = adds + 1 - inTrash(p)
+  end
+end
+refused = room(adds + newFolders(missing))
+if refused then return refused end
+local meta
+meta, refused = checkpoint(ARGV[12], path, ARGV[13], tonumber(ARGV[14]), now)
+if not meta then return refused end
 local restored, removed, unchanged = 0, 0, 0
 for i = 1, #now, 2 do
   local p, v = now[i], now[i + 1]
@@ -320,8 +345,6 @@ for i = 1, #now, 2 do
 end
 -- What is left was missing: back at its path (parents first, in byte order). The files that
 -- were not there then are gone by now, so a directory in the way holds only folders made since.
-local missing = {}
-for p in pairs(wanted) do missing[#missing + 1] = p end
 table.sort(missing)
 for _, p in ipairs(missing) do
   if (not isdir(p) or clearFolders(p)) and not fileAbove(p) then
@@ -330,30 +353,50 @@ for _, p in ipairs(missing) do
   end
 end
 log('rewound', 'directory', path)
-emit(ARGV[13], 'file.rewound', path, { userId = ARGV[14], path = path, to = ARGV[15], checkpointId = ARGV[10], restored = restored, removed = removed, unchanged = unchanged })
+emit(ARGV[15], 'file.rewound', path, { userId = ARGV[16], path = path, to = ARGV[17], checkpointId = ARGV[12], restored = restored, removed = removed, unchanged = unchanged })
 return { 'OK', restored, removed, unchanged }
 `);
 
 /**
- * Copies a tree as it was (a fork): ARGV[7] from, [8] to, [9] mode, [10] the uuid path, [11]
- * 'ck'|'at', [12] checkpoint id or time (ms), [13] event template, [14] user id, [15] If-Match on
- * the file at \`from\` now and [16] on the file \`to\` replaces (sha256s, '' for none). The rules of
- * a copy (index.lua.ts MOVE) hold, its conditions included.
+ * Copies a tree as it was (a fork): ARGV[9] from, [10] to, [11] mode, [12] the uuid path, [13]
+ * 'ck'|'at', [14] checkpoint id or time (ms), [15] event template, [16] user id, [17] If-Match on
+ * the file at \`from\` now and [18] on the file \`to\` replaces (sha256s, '' for none). The rules of
+ * a copy (index.lua.ts MOVE) hold, its conditions included, and its bounds: what it creates at most
+ * MAX_TREE_ENTRIES entries (bounded()), within MAX_FILES (room()).
  * → {'OK', to, kind} or a refusal.
  */
 export const FORK = luaScript(`${CK_PRELUDE}
-local from, to, mode = ARGV[7], ARGV[8], ARGV[9]
-local failed = precondition(from, ARGV[15]) or precondition(to, ARGV[16])
+local from, to, mode = ARGV[9], ARGV[10], ARGV[11]
+local failed = precondition(from, ARGV[17]) or precondition(to, ARGV[18])
 if failed then return failed end
-if ARGV[16] ~= '' then mode = 'overwrite' end
-local wanted, refused = filesThen(from, ARGV[11], ARGV[12])
+if ARGV[18] ~= '' then mode = 'overwrite' end
+local wanted, refused = filesThen(from, ARGV[13], ARGV[14])
 if not wanted then return refused end
 local src = wanted[from]
 if not src and next(wanted) == nil then return { 'FILE_NOT_FOUND', from } end
-local placed, dst = destination(src, to, mode, ARGV[10])
+local placed, dst = destination(src, to, mode, ARGV[12])
 if not placed then return dst end
 to = placed
 local kind = src and 'file' or 'directory'
+-- The bound (what the fork creates) and the entries it adds, before the first write.
+local paths, targets, rels = {}, {}, {}
+local adds
+if src then
+  adds = dst and 0 or linking(to) - inTrash(to)
+else
+  for p in pairs(wanted) do paths[#paths + 1] = p end
+  local large = bounded(treeSize(paths, from), from)
+  if large then return large end
+  table.sort(paths)
+  local cut = #from + 1
+  for i, p in ipairs(paths) do
+    rels[i] = p:sub(cut)
+    targets[i] = to .. rels[i]
+  end
+  adds = #paths - trashedAmong(to, rels) + newFolders(targets)
+end
+local full = room(adds)
+if full then return full end
 local v = nil
 if src then
   v = again(src)
@@ -365,15 +408,11 @@ if src then
     place(to, v)
   end
 else
-  local paths = {}
-  for p in pairs(wanted) do paths[#paths + 1] = p end
-  table.sort(paths)
-  local cut = #from + 1
-  for _, p in ipairs(paths) do place(to .. p:sub(cut), again(wanted[p])) end
+  for i, p in ipairs(paths) do place(targets[i], again(wanted[p])) end
 end
 log('created', kind, to, nil, v)
-local data = { userId = ARGV[14], path = to, kind = kind }
+local data = { userId = ARGV[16], path = to, kind = kind }
 if v then data.size = tonumber(field(v, 1)); data.sha256 = field(v, 3) end
-emit(ARGV[13], 'file.created', to, data)
+emit(ARGV[15], 'file.created', to, data)
 return { 'OK', to, kind }
 `);

@@ -2,12 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { errors, type RedisClient, type RedisOutbox, userTag } from '@workspace/platform';
 import type { CheckpointIndex, ConflictMode, PastState, StoredCheckpoint } from '../domain/ports.js';
 import * as lua from './checkpoints.lua.js';
-import { refusal, type IndexKeys, type RedisFileIndexOptions } from './index.redis.js';
+import { refusal, scriptSettings, type IndexKeys, type RedisFileIndexOptions, type ScriptSettings } from './index.redis.js';
 
 type Reply = (string | number | null)[];
 
-/** The most entries a checkpoint, rewind or fork works on in its one step (MAX_TREE in checkpoints.lua.ts). */
-export const MAX_TREE = 50_000;
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 
 const SCRIPTS = {
@@ -28,7 +26,7 @@ export class RedisCheckpointIndex implements CheckpointIndex {
   readonly #redis: RedisClient;
   readonly #keys: IndexKeys;
   readonly #outbox: RedisOutbox;
-  readonly #keep: [number, number, number];
+  readonly #settings: ScriptSettings;
   readonly #now: () => number;
   readonly #retentionMs: number;
 
@@ -36,7 +34,7 @@ export class RedisCheckpointIndex implements CheckpointIndex {
     this.#redis = options.redis;
     this.#keys = options.keys;
     this.#outbox = options.outbox;
-    this.#keep = [options.keepChanges ?? 100_000, options.keepChangesMs ?? 7 * 24 * 3600 * 1000, options.keepRevisions ?? 100];
+    this.#settings = scriptSettings(options);
     this.#now = options.clock ?? Date.now;
     this.#retentionMs = options.retentionMs ?? 30 * 24 * 3600 * 1000;
     for (const [name, script] of Object.entries(SCRIPTS)) {
@@ -52,7 +50,7 @@ export class RedisCheckpointIndex implements CheckpointIndex {
     const script = (this.#redis as unknown as Record<string, Script>)[name]!.bind(this.#redis);
     const revisions = `rev_${randomBytes(12).toString('hex')}`;
     const [reply] = await Promise.all([
-      script(`${prefix}e`, this.#outbox.listKey(tag), prefix, now, ...this.#keep, revisions, ...args) as Promise<Reply>,
+      script(`${prefix}e`, this.#outbox.listKey(tag), prefix, now, ...this.#settings.keep, revisions, ...this.#settings.bounds, ...args) as Promise<Reply>,
       this.#outbox.register(tag),
       this.#redis.zadd(this.#keys.sweep, now, tag),
       this.#redis.zadd(this.#keys.retain, 'LT', now + this.#retentionMs, tag),
@@ -64,7 +62,7 @@ export class RedisCheckpointIndex implements CheckpointIndex {
     const reply = await this.#write(userId, 'fsCreateCheckpoint', [input.checkpointId, input.path, input.label, input.max]);
     past(reply);
     quota(reply);
-    refusal(reply);
+    refusal(reply, 'path');
     return parse(input.checkpointId, String(reply[1]));
   }
 
@@ -93,7 +91,7 @@ export class RedisCheckpointIndex implements CheckpointIndex {
     if (reply[0] === 'NOT_COVERED') return { notCovered: true as const };
     past(reply);
     quota(reply);
-    refusal(reply);
+    refusal(reply, 'path');
     return { notCovered: false as const, restored: Number(reply[1]), removed: Number(reply[2]), unchanged: Number(reply[3]) };
   }
 
@@ -102,7 +100,7 @@ export class RedisCheckpointIndex implements CheckpointIndex {
     const reply = await this.#write(userId, 'fsFork', [input.from, input.to, input.mode, input.uuidPath, mode, arg, input.event, userId, input.ifMatch, input.ifMatchTo]);
     if (reply[0] === 'NOT_COVERED') return { notCovered: true as const };
     past(reply);
-    refusal(reply);
+    refusal(reply, 'from');
     return { notCovered: false as const, path: String(reply[1]), kind: reply[2] as 'file' | 'directory' };
   }
 
@@ -130,9 +128,8 @@ function quota(reply: Reply): void {
   if (reply[0] === 'CHECKPOINT_QUOTA') throw errors.quotaExceeded('MAX_CHECKPOINTS', Number(reply[2]), Number(reply[1]));
 }
 
-/** The refusals of a past state: an unknown checkpoint, or history that no longer reaches back; a tree past the bound. */
+/** The refusals of a past state: an unknown checkpoint, or history that no longer reaches back (a tree past the bound: refusal()). */
 function past(reply: Reply): void {
-  if (reply[0] === 'TREE_TOO_LARGE') throw errors.invalidArgument(`the tree at ${String(reply[1])} has more than ${MAX_TREE} entries; take a folder below it`, 'path');
   if (reply[0] === 'CHECKPOINT_NOT_FOUND') throw errors.notFound('checkpoint', String(reply[1]));
   if (reply[0] === 'HISTORY_EXPIRED') throw errors.historyExpired(`the history of ${String(reply[1])}`);
 }

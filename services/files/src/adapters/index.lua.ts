@@ -47,9 +47,11 @@
  * The scripts of revisions, the trash, restores, purges, retention and usage are in
  * revisions.lua.ts, on the same prelude.
  *
- * Every script gets ARGV[1..6] = P, now (ms), changes to keep, ms of changes to keep, records
- * to keep per path, a fresh revision id prefix (nextRev() appends a counter); its own
- * arguments follow. KEYS[1] = P e (routes the call), KEYS[2] = the user's outbox list.
+ * Every script gets ARGV[1..8] = P, now (ms), changes to keep, ms of changes to keep, records
+ * to keep per path, a fresh revision id prefix (nextRev() appends a counter), the most entries
+ * one operation on a tree touches (MAX_TREE_ENTRIES) and the most entries a user may have
+ * (MAX_FILES); its own arguments follow, from ARGV[9]. KEYS[1] = P e (routes the call),
+ * KEYS[2] = the user's outbox list.
  */
 import { luaScript } from '@workspace/platform';
 export const PRELUDE = `
@@ -60,6 +62,9 @@ local NOWS = tostring(NOW)
 local KEEP_COUNT = tonumber(ARGV[3])
 local KEEP_MS = tonumber(ARGV[4])
 local KEEP_REVS = tonumber(ARGV[5])
+-- The bounds (docs/api/files.md#bounded-tree-work, docs/api/usage.md#entry-quota): see bounded() and room().
+local MAX_TREE = tonumber(ARGV[7])
+local MAX_FILES = tonumber(ARGV[8])
 local E, Z, R, G, L = P .. 'e', P .. 'z', P .. 'refs', P .. 'gc', P .. 'log'
 local SZ, U, KS, SK = P .. 'sz', P .. 'used', P .. 'ks', P .. 'sk'
 local RSV, RSVT = P .. 'rsv', P .. 'rsvt'
@@ -550,33 +555,132 @@ local function destination(src, to, mode, uuidTo)
   return to, dst
 end
 
+-- Bounded tree work (docs/api/files.md#bounded-tree-work). A script is one step, and Redis serves
+-- nobody else while it runs: an operation on a tree touches at most MAX_TREE entries, counted as a
+-- listing counts them (files and folders below the path; a copy what it creates). below() counts
+-- the members of a set below a path (O(log n)); bounded(n, p) → nil when an operation on the tree
+-- at p may touch n entries, else the refusal {'TREE_TOO_LARGE', p, MAX_TREE}. Every script checks
+-- before its first write, so a refusal changes nothing.
+local function below(set, p)
+  return redis.call('ZLEXCOUNT', set, '[' .. p .. '/', '(' .. p .. '0')
+end
+local function bounded(n, p)
+  if n > MAX_TREE then return { 'TREE_TOO_LARGE', p, tostring(MAX_TREE) } end
+  return nil
+end
+
+-- The entry quota (docs/api/usage.md#entry-quota): what MAX_FILES counts, every path of the tree
+-- (files and folders: P z) and every path in the trash (P t), each once; copies too, though they
+-- share bytes. room(n) → nil when a change that adds n entries fits (one that adds none always
+-- does), else the refusal {'QUOTA_EXCEEDED', used, MAX_FILES, 'MAX_FILES'}. Every script that
+-- adds entries asks in the step that adds them, before its first write, so concurrent changes
+-- never pass it together. What a change adds is counted by the helpers below.
+local function entries()
+  return redis.call('ZCARD', Z) + redis.call('ZCARD', T)
+end
+local function room(n)
+  if n <= 0 then return nil end
+  local have = entries()
+  if have + n > MAX_FILES then return { 'QUOTA_EXCEEDED', tostring(have), tostring(MAX_FILES), 'MAX_FILES' } end
+  return nil
+end
+-- The paths linking p adds to the tree: p and its missing parents (0 when p is there).
+local function linking(p)
+  if redis.call('HEXISTS', E, p) == 1 or isdir(p) then return 0 end
+  local n, parent = 1, split(p)
+  while parent ~= ROOT and redis.call('EXISTS', children(parent)) == 0 do
+    n = n + 1
+    parent = split(parent)
+  end
+  return n
+end
+-- 1 when p is in the trash, which a file written at p leaves (written()), else 0.
+local function inTrash(p)
+  return redis.call('ZSCORE', T, p) and 1 or 0
+end
+-- What a file written at p adds (nothing when it replaces the file there).
+local function fileAdds(p)
+  local n = linking(p)
+  if n == 0 then return 0 end
+  return n - inTrash(p)
+end
+-- The paths unlinking p takes from the tree: p, and the folders above it that it leaves empty,
+-- but not those above \`keep\` (a move's destination: linked again there, already counted).
+local function unlinking(p, keep)
+  local n, parent = 1, split(p)
+  while parent ~= ROOT and redis.call('ZCARD', children(parent)) == 1 and keep:sub(1, #parent + 1) ~= parent .. '/' do
+    n = n + 1
+    parent = split(parent)
+  end
+  return n
+end
+-- The folders the files at \`paths\` need that are missing now, each once (what linking them adds
+-- beside the files).
+local function newFolders(paths)
+  local known, n = {}, 0
+  for _, p in ipairs(paths) do
+    local d = split(p)
+    while d ~= ROOT and known[d] == nil do
+      known[d] = redis.call('EXISTS', children(d)) == 1
+      if known[d] then break end
+      n = n + 1
+      d = split(d)
+    end
+  end
+  return n
+end
+-- Of the paths \`to\` .. (each of \`rels\`), those in the trash (asked only when the trash holds
+-- anything below \`to\`).
+local function trashedAmong(to, rels)
+  if below(T, to) == 0 then return 0 end
+  local n = 0
+  for _, rel in ipairs(rels) do n = n + inTrash(to .. rel) end
+  return n
+end
+-- The files and folders below \`root\` of a tree of the files \`paths\` (all below root): what
+-- rebuilding it touches, as a listing counts it.
+local function treeSize(paths, root)
+  local seen, n, cut = {}, #paths, #root
+  for _, p in ipairs(paths) do
+    local d = split(p)
+    while #d > cut and not seen[d] do
+      seen[d] = true
+      n = n + 1
+      d = split(d)
+    end
+  end
+  return n
+end
+
 `;
 
 /**
- * Commits a file (an upload, a written file): ARGV[7] path, [8] mode, [9] the uuid path to use
- * when the name is taken and mode is uuid, [10] the entry, [11] the upload id ('' for none),
- * [12] event template, [13] user id, [14] the byte quota (0: none), [15] the precondition ('' none,
+ * Commits a file (an upload, a written file): ARGV[9] path, [10] mode, [11] the uuid path to use
+ * when the name is taken and mode is uuid, [12] the entry, [13] the upload id ('' for none),
+ * [14] event template, [15] user id, [16] the byte quota (0: none), [17] the precondition ('' none,
  * '*' for If-None-Match, else the sha256 of If-Match: see precondition()). New bytes add their
  * size to the usage: refused when that would pass the quota. Bytes the user already has (an agent
  * writing a file again unchanged) are shared, not stored or counted twice. An If-Match that holds
  * replaces the file whatever the mode says.
- * → {'OK', path, 'created'|'updated'} or {code, path, why} or {'QUOTA_EXCEEDED', used, quota}
- * or {'PRECONDITION_FAILED', current sha256 or ''}.
+ * A new path is refused when the entries it adds (room(): the file and its missing parents, less
+ * its place in the trash) would pass MAX_FILES.
+ * → {'OK', path, 'created'|'updated'} or {code, path, why} or {'QUOTA_EXCEEDED', used, limit,
+ * 'FILE_QUOTA_BYTES' | 'MAX_FILES'} or {'PRECONDITION_FAILED', current sha256 or ''}.
  */
 export const COMMIT = luaScript(`${PRELUDE}
-local path, mode, v, upload = ARGV[7], ARGV[8], ARGV[10], ARGV[11]
+local path, mode, v, upload = ARGV[9], ARGV[10], ARGV[12], ARGV[13]
 if upload ~= '' and redis.call('HEXISTS', P .. 'up', upload) == 0 then return { 'UPLOAD_GONE', path } end
-local failed = precondition(path, ARGV[15])
+local failed = precondition(path, ARGV[17])
 if failed then return failed end
-if ARGV[15] ~= '' and ARGV[15] ~= '*' then mode = 'overwrite' end
+if ARGV[17] ~= '' and ARGV[17] ~= '*' then mode = 'overwrite' end
 local above = fileAbove(path)
 if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
 local old = redis.call('HGET', E, path)
 local dir = (not old) and isdir(path)
 if old or dir then
   if mode == 'uuid' then
-    if ARGV[9] == '' then return { 'INVALID_PATH', path, 'the name is too long to add a unique suffix' } end
-    path, old = ARGV[9], nil
+    if ARGV[11] == '' then return { 'INVALID_PATH', path, 'the name is too long to add a unique suffix' } end
+    path, old = ARGV[11], nil
   elseif dir then
     return { 'PATH_CONFLICT', path, 'a directory exists at this path' }
   elseif mode == 'error' then
@@ -589,35 +693,38 @@ local size, sha = field(v, 1), field(v, 3)
 local same = redis.call('HGET', SK, sha)
 if same and (same == field(v, 4) or redis.call('HGET', SZ, same) ~= size) then same = nil end
 if same then v = withKey(v, same) end
-local quota = tonumber(ARGV[14])
+local quota = tonumber(ARGV[16])
 -- The upload's own reservation becomes its bytes; everyone else's still counts.
 local others = used() + reserved() - (upload ~= '' and reservedBy(upload) or 0)
-if quota > 0 and others + (same and 0 or tonumber(size)) > quota then return { 'QUOTA_EXCEEDED', tostring(others), ARGV[14] } end
+if quota > 0 and others + (same and 0 or tonumber(size)) > quota then return { 'QUOTA_EXCEEDED', tostring(others), ARGV[16], 'FILE_QUOTA_BYTES' } end
+local full = room(old and 0 or fileAdds(path))
+if full then return full end
 if upload ~= '' then forget(upload) end
-if same then redis.call('ZADD', G, NOWS, field(ARGV[10], 4)) end
+if same then redis.call('ZADD', G, NOWS, field(ARGV[12], 4)) end
 if old then unref(field(old, 4)) end
 written(path, old, v)
 store(path, old, v)
 ref(field(v, 4), field(v, 1), sha)
 -- The content's search summary, when the uploader computed it (the same bytes: the same summary).
-if ARGV[16] ~= '' then redis.call('HSET', P .. 'tri', field(v, 4), ARGV[16]) end
+if ARGV[18] ~= '' then redis.call('HSET', P .. 'tri', field(v, 4), ARGV[18]) end
 local t = old and 'updated' or 'created'
 log(t, 'file', path, nil, v)
-emit(ARGV[12], 'file.' .. t, path, { userId = ARGV[13], path = path, kind = 'file', size = tonumber(field(v, 1)), sha256 = field(v, 3) })
+emit(ARGV[14], 'file.' .. t, path, { userId = ARGV[15], path = path, kind = 'file', size = tonumber(field(v, 1)), sha256 = field(v, 3) })
 return { 'OK', path, t }
 `);
 
 /**
  * The checks of a commit without the commit (an upload refused before its bytes are sent):
- * ARGV[7] path, [8] mode, [9] the byte quota (0: none; a full quota takes no upload), [10] the
+ * ARGV[9] path, [10] mode, [11] the byte quota (0: none; a full quota takes no upload), [12] the
  * precondition (as COMMIT's).
- * → {'OK', 'free'|'file'|'directory'} or {code, path, why} or {'QUOTA_EXCEEDED', used, quota}.
+ * → {'OK', 'free'|'file'|'directory'} or {code, path, why} or {'QUOTA_EXCEEDED', used, limit, quota}
+ * (FILE_QUOTA_BYTES, or MAX_FILES when the file would add entries past it).
  */
 export const PRECHECK = luaScript(`${PRELUDE}
-local path, mode = ARGV[7], ARGV[8]
-local failed = precondition(path, ARGV[10])
+local path, mode = ARGV[9], ARGV[10]
+local failed = precondition(path, ARGV[12])
 if failed then return failed end
-if ARGV[10] ~= '' and ARGV[10] ~= '*' then mode = 'overwrite' end
+if ARGV[12] ~= '' and ARGV[12] ~= '*' then mode = 'overwrite' end
 local above = fileAbove(path)
 if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
 local file = redis.call('HEXISTS', E, path) == 1
@@ -626,24 +733,27 @@ if (file or dir) and mode ~= 'uuid' then
   if dir then return { 'PATH_CONFLICT', path, 'a directory exists at this path' } end
   if mode == 'error' then return { 'FILE_EXISTS', path } end
 end
-local quota = tonumber(ARGV[9])
+local quota = tonumber(ARGV[11])
 local taken = used() + reserved()
-if quota > 0 and taken >= quota then return { 'QUOTA_EXCEEDED', tostring(taken), ARGV[9] } end
+if quota > 0 and taken >= quota then return { 'QUOTA_EXCEEDED', tostring(taken), ARGV[11], 'FILE_QUOTA_BYTES' } end
+-- A file at a new path (or beside a taken name, uuid) must fit MAX_FILES, as its commit will check.
+local full = room((file or dir) and ((mode == 'uuid') and 1 or 0) or fileAdds(path))
+if full then return full end
 return { 'OK', file and 'file' or (dir and 'directory' or 'free') }
 `, { readOnly: true });
 
 /**
- * Reserves quota for uploads' bytes before they are sent to the store: ARGV[7] the byte quota
+ * Reserves quota for uploads' bytes before they are sent to the store: ARGV[9] the byte quota
  * (0: none), then (upload id, bytes) pairs: the bytes each upload will have sent once its next
  * piece is out (a running total: only growth reserves more). All of them or none: the growth of
  * every one together must fit. The commit (or, for an import's knowledge, the pin) turns a
  * reservation into the file's bytes; an abort or expiry gives it back.
- * → {'OK'} or {'UPLOAD_GONE', id} or {'QUOTA_EXCEEDED', used, quota}.
+ * → {'OK'} or {'UPLOAD_GONE', id} or {'QUOTA_EXCEEDED', used, quota, 'FILE_QUOTA_BYTES'}.
  */
 export const RESERVE_UPLOAD = luaScript(`${PRELUDE}
-local quota = tonumber(ARGV[7])
+local quota = tonumber(ARGV[9])
 local held, grow = 0, 0
-for i = 8, #ARGV, 2 do
+for i = 10, #ARGV, 2 do
   if redis.call('HEXISTS', P .. 'up', ARGV[i]) == 0 then return { 'UPLOAD_GONE', ARGV[i] } end
   local mine, total = reservedBy(ARGV[i]), tonumber(ARGV[i + 1])
   held = held + mine
@@ -651,8 +761,8 @@ for i = 8, #ARGV, 2 do
 end
 if grow == 0 then return { 'OK' } end
 local others = used() + reserved() - held
-if quota > 0 and others + held + grow > quota then return { 'QUOTA_EXCEEDED', tostring(others), ARGV[7] } end
-for i = 8, #ARGV, 2 do
+if quota > 0 and others + held + grow > quota then return { 'QUOTA_EXCEEDED', tostring(others), ARGV[9], 'FILE_QUOTA_BYTES' } end
+for i = 10, #ARGV, 2 do
   local mine, total = reservedBy(ARGV[i]), tonumber(ARGV[i + 1])
   if total > mine then
     redis.call('HSET', RSV, ARGV[i], total)
@@ -663,13 +773,15 @@ return { 'OK' }
 `);
 
 /**
- * Deletes a file, or a directory with all below it: ARGV[7] path, [8] '1' for recursive,
- * [9] event template, [10] user id, [11] If-Match (the file's sha256, '' for none). An explicit
- * folder that is empty goes without recursive. → {'OK', kind, files removed} or {code, path}.
+ * Deletes a file, or a directory with all below it: ARGV[9] path, [10] '1' for recursive,
+ * [11] event template, [12] user id, [13] If-Match (the file's sha256, '' for none). An explicit
+ * folder that is empty goes without recursive. A tree of more than MAX_TREE_ENTRIES entries is refused
+ * (bounded()). Nothing is added: the files go from the tree to the trash, where they still count
+ * toward MAX_FILES. → {'OK', kind, files removed} or {code, path} or {'TREE_TOO_LARGE', path, limit}.
  */
 export const DELETE = luaScript(`${PRELUDE}
-local path, recursive = ARGV[7], ARGV[8] == '1'
-local failed = precondition(path, ARGV[11])
+local path, recursive = ARGV[9], ARGV[10] == '1'
+local failed = precondition(path, ARGV[13])
 if failed then return failed end
 local old = redis.call('HGET', E, path)
 if old then
@@ -677,11 +789,13 @@ if old then
   detach(path, old)
   trashed(path, old)
   log('deleted', 'file', path)
-  emit(ARGV[9], 'file.deleted', path, { userId = ARGV[10], path = path, kind = 'file' })
+  emit(ARGV[11], 'file.deleted', path, { userId = ARGV[12], path = path, kind = 'file' })
   return { 'OK', 'file', 1 }
 end
 if not isdir(path) then return { 'FILE_NOT_FOUND', path } end
 if not recursive and not emptyDir(path) then return { 'DIRECTORY_NOT_EMPTY', path } end
+local large = bounded(below(Z, path), path)
+if large then return large end
 local lo, hi = '[' .. path .. '/', '(' .. path .. '0'
 local removed, b, gone = 0, batch(), {}
 for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, lo, hi)) do
@@ -700,30 +814,55 @@ redis.call('ZREMRANGEBYLEX', Z, lo, hi)
 redis.call('DEL', children(path))
 detach(path, nil)
 log('deleted', 'directory', path)
-emit(ARGV[9], 'file.deleted', path, { userId = ARGV[10], path = path, kind = 'directory' })
+emit(ARGV[11], 'file.deleted', path, { userId = ARGV[12], path = path, kind = 'directory' })
 return { 'OK', 'directory', removed }
 `);
 
 /**
- * Moves or copies a file or a directory: ARGV[7] from, [8] to, [9] mode, [10] the uuid path,
- * [11] 'move'|'copy', [12] event template, [13] user id, [14] If-Match on `from` and [15] on
+ * Moves or copies a file or a directory: ARGV[9] from, [10] to, [11] mode, [12] the uuid path,
+ * [13] 'move'|'copy', [14] event template, [15] user id, [16] If-Match on `from` and [17] on
  * the file `to` replaces (sha256s, '' for none; one on `to` that holds replaces it whatever the
  * mode says). Every file landing on a path, moved or copied, is a write there: a new revision in
  * its history. Explicit folders (docs/api/files.md#folders) go with their tree, empty or not.
- * The caller has checked that `to` is neither `from` nor below it.
- * → {'OK', to, kind} or {code, path, why} or {'PRECONDITION_FAILED', current sha256 or ''}.
+ * The caller has checked that `to` is neither `from` nor below it. A tree of more than
+ * MAX_TREE_ENTRIES entries below `from` is refused (bounded()), and so is a change whose entries
+ * would pass MAX_FILES (room(): a copy adds what it creates, a move the folders it links at `to`
+ * less those it leaves empty at `from`).
+ * → {'OK', to, kind} or {code, path, why} or {'PRECONDITION_FAILED', current sha256 or ''} or
+ * {'TREE_TOO_LARGE', from, limit} or {'QUOTA_EXCEEDED', used, limit, 'MAX_FILES'}.
  */
 export const MOVE = luaScript(`${PRELUDE}
-local from, to, mode, op = ARGV[7], ARGV[8], ARGV[9], ARGV[11]
-local failed = precondition(from, ARGV[14]) or precondition(to, ARGV[15])
+local from, to, mode, op = ARGV[9], ARGV[10], ARGV[11], ARGV[13]
+local failed = precondition(from, ARGV[16]) or precondition(to, ARGV[17])
 if failed then return failed end
-if ARGV[15] ~= '' then mode = 'overwrite' end
+if ARGV[17] ~= '' then mode = 'overwrite' end
 local src = redis.call('HGET', E, from)
 if not src and not isdir(from) then return { 'FILE_NOT_FOUND', from } end
-local placed, dst = destination(src, to, mode, ARGV[10])
+local placed, dst = destination(src, to, mode, ARGV[12])
 if not placed then return dst end
 to = placed
 local kind = src and 'file' or 'directory'
+-- The bound and the entries the change adds (a move: those at \`to\` less those it takes from
+-- \`from\`; a copy: all it creates), before the first write.
+local adds
+if src then
+  adds = (dst and 0 or linking(to) - inTrash(to)) - (op == 'move' and unlinking(from, to) or 0)
+else
+  local n = below(Z, from)
+  local large = bounded(n, from)
+  if large then return large end
+  -- The trash paths below \`to\` that a file lands on leave the trash (as written() does).
+  local rels = {}
+  if below(T, to) > 0 then
+    for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, '[' .. from .. '/', '(' .. from .. '0')) do
+      local i = find(m, '\\0', 1, true)
+      if i then rels[#rels + 1] = sub(m, #from + 1, i - 1) end
+    end
+  end
+  adds = linking(to) + (op == 'copy' and n or -unlinking(from, to)) - trashedAmong(to, rels)
+end
+local full = room(adds)
+if full then return full end
 if src then
   local v = op == 'copy' and withRev(src, NOWS, nextRev()) or withRev(src, nil, nextRev())
   if op == 'move' then
@@ -833,24 +972,25 @@ if op == 'move' then
   redis.call('ZADD', MV, NOW, from)
   movedAway(from)
   log('moved', kind, to, from, v)
-  emit(ARGV[12], 'file.moved', to, { userId = ARGV[13], from = from, path = to, kind = kind })
+  emit(ARGV[14], 'file.moved', to, { userId = ARGV[15], from = from, path = to, kind = kind })
 else
   log('created', kind, to, nil, v)
-  local data = { userId = ARGV[13], path = to, kind = kind }
+  local data = { userId = ARGV[15], path = to, kind = kind }
   if v then data.size = tonumber(field(v, 1)); data.sha256 = field(v, 3) end
-  emit(ARGV[12], 'file.created', to, data)
+  emit(ARGV[14], 'file.created', to, data)
 end
 return { 'OK', to, kind }
 `);
 
 /**
  * Creates a folder explicitly (docs/api/files.md#folders), with its missing parents: each gets
- * the marker that keeps it while it is empty. ARGV[7] path, [8] event template, [9] user id.
- * A directory already there (implicit or not) is kept, and made explicit.
- * → {'OK', 'created'|'existed'} or {'PATH_CONFLICT', path, why}.
+ * the marker that keeps it while it is empty. ARGV[9] path, [10] event template, [11] user id.
+ * A directory already there (implicit or not) is kept, and made explicit. The folders it creates
+ * must fit MAX_FILES (room()).
+ * → {'OK', 'created'|'existed'} or {'PATH_CONFLICT', path, why} or {'QUOTA_EXCEEDED', used, limit, 'MAX_FILES'}.
  */
 export const CREATE_DIRECTORY = luaScript(`${PRELUDE}
-local path = ARGV[7]
+local path = ARGV[9]
 if path == ROOT then return { 'OK', 'existed' } end
 local above = fileAbove(path)
 if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
@@ -866,20 +1006,22 @@ while p ~= ROOT and redis.call('EXISTS', children(p)) == 0 do
   missing[#missing + 1] = p
   p = split(p)
 end
+local full = room(#missing)
+if full then return full end
 attach(path, nil)
 for _, d in ipairs(missing) do redis.call('ZADD', children(d), 0, '') end
 log('created', 'directory', path)
-emit(ARGV[8], 'file.created', path, { userId = ARGV[9], path = path, kind = 'directory' })
+emit(ARGV[10], 'file.created', path, { userId = ARGV[11], path = path, kind = 'directory' })
 return { 'OK', 'created' }
 `);
 
 /**
- * Files by path (read only): ARGV[7…] paths. → for each: the entry, 'D' for a directory, '' for
+ * Files by path (read only): ARGV[9…] paths. → for each: the entry, 'D' for a directory, '' for
  * nothing.
  */
 export const STAT = luaScript(`${PRELUDE}
 local out = {}
-for i = 7, #ARGV do
+for i = 9, #ARGV do
   local v = redis.call('HGET', E, ARGV[i])
   out[#out + 1] = v or (isdir(ARGV[i]) and 'D' or '')
 end
@@ -887,16 +1029,16 @@ return out
 `, { readOnly: true });
 
 /**
- * Pins files as an Agent's knowledge: ARGV[7] agent id, [8…] paths. → {'OK', entry…} or
+ * Pins files as an Agent's knowledge: ARGV[9] agent id, [10…] paths. → {'OK', entry…} or
  * {code, index} (1-based) or {'AGENT_REMOVED'}.
  */
 export const PIN = luaScript(`${PRELUDE}
-local agent = ARGV[7]
+local agent = ARGV[9]
 if redis.call('SISMEMBER', P .. 'knx', agent) == 1 then return { 'AGENT_REMOVED' } end
 local out = { 'OK' }
-for i = 8, #ARGV do
+for i = 10, #ARGV do
   local v = redis.call('HGET', E, ARGV[i])
-  if not v then return { isdir(ARGV[i]) and 'IS_A_DIRECTORY' or 'FILE_NOT_FOUND', tostring(i - 7) } end
+  if not v then return { isdir(ARGV[i]) and 'IS_A_DIRECTORY' or 'FILE_NOT_FOUND', tostring(i - 9) } end
   out[#out + 1] = v
 end
 for i = 2, #out do
@@ -906,9 +1048,9 @@ end
 return out
 `);
 
-/** Removes an Agent's knowledge for good: ARGV[7] agent id. → how many pins went. */
+/** Removes an Agent's knowledge for good: ARGV[9] agent id. → how many pins went. */
 export const UNPIN_AGENT = luaScript(`${PRELUDE}
-local agent = ARGV[7]
+local agent = ARGV[9]
 redis.call('SADD', P .. 'knx', agent)
 local pins = redis.call('HGETALL', P .. 'kn:' .. agent)
 for i = 2, #pins, 2 do unref(pins[i]) end
@@ -918,10 +1060,10 @@ return #pins / 2
 
 /**
  * Imports one file of the old layout, unless its path is taken or blocked (idempotent):
- * ARGV[7] path, [8] entry. → 1 when imported.
+ * ARGV[9] path, [10] entry. → 1 when imported.
  */
 export const IMPORT = luaScript(`${PRELUDE}
-local path, v = ARGV[7], ARGV[8]
+local path, v = ARGV[9], ARGV[10]
 if redis.call('HEXISTS', E, path) == 1 or isdir(path) or fileAbove(path) then return 0 end
 store(path, nil, v)
 ref(field(v, 4), field(v, 1), field(v, 3))
@@ -929,32 +1071,32 @@ written(path, nil, v)
 return 1
 `);
 
-/** Imports one knowledge copy of the old layout: ARGV[7] agent id, [8] sha256, [9] object key, [10] its bytes. */
+/** Imports one knowledge copy of the old layout: ARGV[9] agent id, [10] sha256, [11] object key, [12] its bytes. */
 export const IMPORT_PIN = luaScript(`${PRELUDE}
-if redis.call('SISMEMBER', P .. 'knx', ARGV[7]) == 1 then return 0 end
-if redis.call('HSETNX', P .. 'kn:' .. ARGV[7], ARGV[8], ARGV[9]) == 1 then ref(ARGV[9], ARGV[10], ARGV[8]) return 1 end
+if redis.call('SISMEMBER', P .. 'knx', ARGV[9]) == 1 then return 0 end
+if redis.call('HSETNX', P .. 'kn:' .. ARGV[9], ARGV[10], ARGV[11]) == 1 then ref(ARGV[11], ARGV[12], ARGV[10]) return 1 end
 return 0
 `);
 
 /**
- * Claims an upload that will not be committed (abort, expiry): ARGV[7] upload id. Its object
+ * Claims an upload that will not be committed (abort, expiry): ARGV[9] upload id. Its object
  * is queued as garbage in the same step, so its bytes go with the sweep whatever happens next,
  * also bytes a late PUT or a late multipart completion writes within the grace period.
  * → its record, or false when another caller claimed it or it was committed.
  */
 export const CLAIM_UPLOAD = luaScript(`${PRELUDE}
-local record = forget(ARGV[7])
+local record = forget(ARGV[9])
 if not record then return false end
 redis.call('ZADD', G, NOWS, cjson.decode(record).key)
 return record
 `);
 
 /**
- * Claims unreferenced objects whose grace has passed: ARGV[7] cutoff (ms), [8] max count.
+ * Claims unreferenced objects whose grace has passed: ARGV[9] cutoff (ms), [10] max count.
  * → the keys, each now the caller's alone to delete.
  */
 export const CLAIM_GARBAGE = luaScript(`${PRELUDE}
-local keys = redis.call('ZRANGEBYSCORE', G, '-inf', ARGV[7], 'LIMIT', 0, tonumber(ARGV[8]))
+local keys = redis.call('ZRANGEBYSCORE', G, '-inf', ARGV[9], 'LIMIT', 0, tonumber(ARGV[10]))
 local out = {}
 for _, key in ipairs(keys) do
   redis.call('ZREM', G, key)
@@ -967,13 +1109,13 @@ return out
 `, { allowOom: true });
 
 /**
- * Keeps an upload pending (a later expiry, its record updated): ARGV[7] id, [8] record,
- * [9] expiry. → 1, or 0 when it is gone (expired and claimed, or committed).
+ * Keeps an upload pending (a later expiry, its record updated): ARGV[9] id, [10] record,
+ * [11] expiry. → 1, or 0 when it is gone (expired and claimed, or committed).
  */
 export const TOUCH_UPLOAD = luaScript(`${PRELUDE}
-if not redis.call('ZSCORE', P .. 'upx', ARGV[7]) then return 0 end
-redis.call('ZADD', P .. 'upx', ARGV[9], ARGV[7])
-redis.call('HSET', P .. 'up', ARGV[7], ARGV[8])
+if not redis.call('ZSCORE', P .. 'upx', ARGV[9]) then return 0 end
+redis.call('ZADD', P .. 'upx', ARGV[11], ARGV[9])
+redis.call('HSET', P .. 'up', ARGV[9], ARGV[10])
 return 1
 `);
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, errors, type RedisClient, type RedisOutbox, userTag } from '@workspace/platform';
+import { DEFAULT_MAX_FILES, DEFAULT_MAX_TREE_ENTRIES } from '../config.js';
 import { decodeEntry, decodeRecord, encodeEntry, type HistoryRecord, type IndexEntry } from '../domain/entries.js';
 import type { ConflictMode, FileIndex, IndexListPage, MoveOutcome, PendingUpload, Precondition } from '../domain/ports.js';
 import * as lua from './index.lua.js';
@@ -80,7 +81,27 @@ export interface RedisFileIndexOptions {
   keepRevisions?: number;
   /** How long a record is kept once it stopped being current (docs/api/files.md#retention: FILE_REVISION_DAYS, 30 days). */
   retentionMs?: number;
+  /** The most entries one operation on a tree touches (docs/api/files.md#bounded-tree-work: MAX_TREE_ENTRIES). */
+  maxTreeEntries?: number;
+  /** The most entries a user may have (docs/api/usage.md#entry-quota: MAX_FILES). */
+  maxFiles?: number;
   clock?: () => number;
+}
+
+/**
+ * The arguments every script of the index takes after P and now (see index.lua.ts): changes to
+ * keep, their age, records per path, then (after the revision prefix) MAX_TREE_ENTRIES and MAX_FILES.
+ */
+export interface ScriptSettings {
+  keep: [number, number, number];
+  bounds: [number, number];
+}
+
+export function scriptSettings(options: RedisFileIndexOptions): ScriptSettings {
+  return {
+    keep: [options.keepChanges ?? 100_000, options.keepChangesMs ?? 7 * 24 * 3600 * 1000, options.keepRevisions ?? 100],
+    bounds: [options.maxTreeEntries ?? DEFAULT_MAX_TREE_ENTRIES, options.maxFiles ?? DEFAULT_MAX_FILES],
+  };
 }
 
 /**
@@ -92,7 +113,7 @@ export interface RedisFileIndexOptions {
 export class RedisFileIndex implements FileIndex {
   readonly #redis: RedisClient;
   readonly #outbox: RedisOutbox;
-  readonly #keep: [number, number, number];
+  readonly #settings: ScriptSettings;
   readonly #now: () => number;
   readonly #retentionMs: number;
   readonly keys: IndexKeys;
@@ -101,7 +122,7 @@ export class RedisFileIndex implements FileIndex {
     this.#redis = options.redis;
     this.keys = options.keys;
     this.#outbox = options.outbox;
-    this.#keep = [options.keepChanges ?? 100_000, options.keepChangesMs ?? 7 * 24 * 3600 * 1000, options.keepRevisions ?? 100];
+    this.#settings = scriptSettings(options);
     this.#now = options.clock ?? Date.now;
     this.#retentionMs = options.retentionMs ?? 30 * 24 * 3600 * 1000;
     for (const [name, script] of Object.entries(SCRIPTS)) {
@@ -113,7 +134,7 @@ export class RedisFileIndex implements FileIndex {
     const script = (this.#redis as unknown as Record<string, Script>)[name]!.bind(this.#redis);
     // A fresh prefix for the revision ids the script makes (it appends a counter).
     const revisions = `rev_${randomBytes(12).toString('hex')}`;
-    return (await script(`${prefix}e`, this.#outbox.listKey(tag), prefix, this.#now(), ...this.#keep, revisions, ...args)) as Reply;
+    return (await script(`${prefix}e`, this.#outbox.listKey(tag), prefix, this.#now(), ...this.#settings.keep, revisions, ...this.#settings.bounds, ...args)) as Reply;
   }
 
   /**
@@ -149,20 +170,20 @@ export class RedisFileIndex implements FileIndex {
 
   async delete(userId: string, path: string, recursive: boolean, event: string, ifMatch = ''): Promise<{ kind: 'file' | 'directory' }> {
     const reply = await this.#write(userId, 'fsDelete', [path, recursive ? '1' : '0', event, userId, ifMatch]);
-    refusal(reply);
+    refusal(reply, 'path');
     return { kind: reply[1] as 'file' | 'directory' };
   }
 
   /** Deletes for good: the file or tree at `path` with its histories and trash (docs/api/files.md#permanent-delete). */
   async purge(userId: string, path: string, recursive: boolean, event: string, ifMatch = ''): Promise<{ kind: 'file' | 'directory' | 'history' }> {
     const reply = await this.#write(userId, 'fsPurge', [path, recursive ? '1' : '0', event, userId, ifMatch]);
-    refusal(reply);
+    refusal(reply, 'path');
     return { kind: reply[1] as 'file' | 'directory' | 'history' };
   }
 
   async move(userId: string, input: { op: 'move' | 'copy'; from: string; to: string; mode: ConflictMode; uuidPath: string; event: string; ifMatch?: string; ifMatchTo?: string }): Promise<MoveOutcome> {
     const reply = await this.#write(userId, 'fsMove', [input.from, input.to, input.mode, input.uuidPath, input.op, input.event, userId, input.ifMatch ?? '', input.ifMatchTo ?? '']);
-    refusal(reply);
+    refusal(reply, 'from');
     return { path: String(reply[1]), kind: reply[2] as 'file' | 'directory' };
   }
 
@@ -349,13 +370,13 @@ export class RedisFileIndex implements FileIndex {
 
   async restoreTree(userId: string, input: { path: string; event: string; ifMatch?: string }): Promise<{ restored: number }> {
     const reply = await this.#write(userId, 'fsRestoreTree', [input.path, input.event, userId, input.ifMatch ?? '']);
-    refusal(reply);
+    refusal(reply, 'path');
     return { restored: Number(reply[1]) };
   }
 
-  async usage(userId: string): Promise<{ count: number; bytes: number }> {
-    const [count, bytes] = (await this.#run('fsUsage', this.keys.prefix(userId), userTag(userId), [])) as [number, number];
-    return { count: Number(count), bytes: Math.max(0, Number(bytes)) };
+  async usage(userId: string): Promise<{ count: number; bytes: number; entries: number; maxFiles: number }> {
+    const [count, bytes, entries] = (await this.#run('fsUsage', this.keys.prefix(userId), userTag(userId), [])) as [number, number, number];
+    return { count: Number(count), bytes: Math.max(0, Number(bytes)), entries: Number(entries), maxFiles: this.#settings.bounds[1] };
   }
 
   /** One shared random key (created by whichever replica starts first), for signing cursors. */
@@ -366,15 +387,21 @@ export class RedisFileIndex implements FileIndex {
   }
 }
 
-/** Throws the refusal a script answered, if any. */
-export function refusal(reply: Reply): void {
-  const [code, path = '', why = ''] = reply.map(String);
+/**
+ * Throws the refusal a script answered, if any. `field` names the request's argument that holds
+ * the path of a tree refused for its size (TREE_TOO_LARGE).
+ */
+export function refusal(reply: Reply, field = 'path'): void {
+  const [code, path = '', why = '', quota = ''] = reply.map(String);
   switch (code) {
     case 'OK':
       return;
     case 'QUOTA_EXCEEDED':
-      // {code, used, quota}
-      throw errors.quotaExceeded('FILE_QUOTA_BYTES', Number(why), Number(path));
+      // {code, used, limit, the quota's setting: FILE_QUOTA_BYTES or MAX_FILES}
+      throw errors.quotaExceeded(quota, Number(why), Number(path));
+    case 'TREE_TOO_LARGE':
+      // {code, path, MAX_TREE_ENTRIES}
+      throw errors.treeTooLarge(path, field, Number(why));
     case 'FILE_EXISTS':
       throw errors.fileExists(path);
     case 'PATH_CONFLICT':

@@ -2,7 +2,7 @@ import { luaScript } from '@workspace/platform';
 import { PRELUDE } from './index.lua.js';
 
 /**
- * Pins staged uploads (an Agent import's knowledge) in one step: ARGV[7] agent id, then
+ * Pins staged uploads (an Agent import's knowledge) in one step: ARGV[9] agent id, then
  * (upload id, sha256, size) triples. Every upload must still be pending and hold a reservation
  * of at least its size (made when it was staged, before its bytes were sent), else nothing is
  * pinned. The pin settles the reservation: the bytes count towards the usage instead, once per
@@ -12,18 +12,18 @@ import { PRELUDE } from './index.lua.js';
  * → {'OK'} | {'GONE', index (1-based)} | {'UNRESERVED', index (1-based)} | {'AGENT_REMOVED'}
  */
 export const PIN_STAGED = luaScript(`${PRELUDE}
-local agent = ARGV[7]
+local agent = ARGV[9]
 if redis.call('SISMEMBER', P .. 'knx', agent) == 1 then return { 'AGENT_REMOVED' } end
 local records = {}
-for i = 8, #ARGV, 3 do
-  local n = tostring((i - 5) / 3)
+for i = 10, #ARGV, 3 do
+  local n = tostring((i - 7) / 3)
   local record = redis.call('HGET', P .. 'up', ARGV[i])
   if not record then return { 'GONE', n } end
   if reservedBy(ARGV[i]) < tonumber(ARGV[i + 2]) then return { 'UNRESERVED', n } end
   records[#records + 1] = cjson.decode(record)
 end
 for n, record in ipairs(records) do
-  local i = 8 + (n - 1) * 3
+  local i = 10 + (n - 1) * 3
   local sha, size = ARGV[i + 1], ARGV[i + 2]
   redis.call('HDEL', P .. 'up', ARGV[i])
   redis.call('ZREM', P .. 'upx', ARGV[i])

@@ -8,19 +8,19 @@ import { luaScript } from '@workspace/platform';
 import { PRELUDE } from './index.lua.js';
 
 /**
- * The content of one revision of a path (read only): ARGV[7] path, [8] revision.
+ * The content of one revision of a path (read only): ARGV[9] path, [10] revision.
  * → its entry (size|mtime|sha256|key|revision), or false.
  */
 export const REVISION = luaScript(`${PRELUDE}
-return revisionAt(ARGV[7], ARGV[8]) or false
+return revisionAt(ARGV[9], ARGV[10]) or false
 `, { readOnly: true });
 
 /**
- * The trash at or below a path (read only): ARGV[7] path, [8] '1' for anywhere below it
+ * The trash at or below a path (read only): ARGV[9] path, [10] '1' for anywhere below it
  * (else directly in it). → path, its deletion record, path, record, … in byte order.
  */
 export const TRASH = luaScript(`${PRELUDE}
-local path, recursive = ARGV[7], ARGV[8] == '1'
+local path, recursive = ARGV[9], ARGV[10] == '1'
 local cut = #path + 2
 local out = {}
 for _, p in ipairs(redis.call('ZRANGEBYLEX', T, '[' .. path .. '/', '(' .. path .. '0')) do
@@ -34,20 +34,23 @@ return out
 
 /**
  * Makes a revision's bytes the file at a path again, whether a file is there or it was deleted
- * (a new revision): ARGV[7] path, [8] revision, [9] event template, [10] user id, [11] If-Match
- * on the file at the path now (its sha256, '' for none).
- * → {'OK', path, 'created'|'updated', entry} or {code, path, why}.
+ * (a new revision): ARGV[9] path, [10] revision, [11] event template, [12] user id, [13] If-Match
+ * on the file at the path now (its sha256, '' for none). A file at a path that holds none must fit
+ * MAX_FILES (room(): its path leaves the trash, its missing parents are added).
+ * → {'OK', path, 'created'|'updated', entry} or {code, path, why} or {'QUOTA_EXCEEDED', used, limit, 'MAX_FILES'}.
  */
 export const RESTORE = luaScript(`${PRELUDE}
-local path = ARGV[7]
-local content = revisionAt(path, ARGV[8])
-if not content then return { 'REVISION_NOT_FOUND', ARGV[8] } end
-local failed = precondition(path, ARGV[11])
+local path = ARGV[9]
+local content = revisionAt(path, ARGV[10])
+if not content then return { 'REVISION_NOT_FOUND', ARGV[10] } end
+local failed = precondition(path, ARGV[13])
 if failed then return failed end
 local above = fileAbove(path)
 if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
 local old = redis.call('HGET', E, path)
 if not old and isdir(path) then return { 'PATH_CONFLICT', path, 'a directory exists at this path' } end
+local full = room(old and 0 or fileAdds(path))
+if full then return full end
 local size, _, sha, key = entryOf(content)
 local v = size .. '|' .. NOWS .. '|' .. sha .. '|' .. key .. '|' .. nextRev()
 if old then unref(field(old, 4)) end
@@ -56,24 +59,30 @@ store(path, old, v)
 ref(key, size, sha)
 local t = old and 'updated' or 'created'
 log(t, 'file', path, nil, v)
-emit(ARGV[9], 'file.' .. t, path, { userId = ARGV[10], path = path, kind = 'file', size = tonumber(size), sha256 = sha })
+emit(ARGV[11], 'file.' .. t, path, { userId = ARGV[12], path = path, kind = 'file', size = tonumber(size), sha256 = sha })
 return { 'OK', path, t, v }
 `);
 
 /**
  * Restores every file in the trash at or below a path to its last content, in one step (the
- * undo of a recursive delete): ARGV[7] path, [8] event template, [9] user id. Refused whole
+ * undo of a recursive delete): ARGV[9] path, [10] event template, [11] user id. Refused whole
  * when the tree now blocks one of them (a directory at its path, a file above it). Two trashed
  * files can block each other (a file, and one that was below it when it was a folder): the
  * newer deletion wins and the other stays in the trash. One change and one event, for the
- * path (a directory unless the path itself was the file restored). ARGV[10]: If-Match on the
- * file at the path ('' for none).
- * → {'OK', files restored, kind} or {code, path, why}.
+ * path (a directory unless the path itself was the file restored). ARGV[12]: If-Match on the
+ * file at the path ('' for none). More than MAX_TREE_ENTRIES paths in the trash at or below the path
+ * are refused (bounded()); each file restored leaves the trash, so what it adds against MAX_FILES
+ * is the folders it needs (room()).
+ * → {'OK', files restored, kind} or {code, path, why} or {'TREE_TOO_LARGE', path, limit} or
+ * {'QUOTA_EXCEEDED', used, limit, 'MAX_FILES'}.
  */
 export const RESTORE_TREE = luaScript(`${PRELUDE}
-local path = ARGV[7]
-local failed = precondition(path, ARGV[10])
+local path = ARGV[9]
+local failed = precondition(path, ARGV[12])
 if failed then return failed end
+-- The trash at or below the path, as its listing counts it, is what the restore works on.
+local large = bounded(below(T, path) + inTrash(path), path)
+if large then return large end
 local found = redis.call('ZRANGEBYLEX', T, '[' .. path .. '/', '(' .. path .. '0')
 if redis.call('ZSCORE', T, path) then found[#found + 1] = path end
 -- The trashed paths whose newest record is a deletion, in parallel lists (a table per path costs
@@ -148,22 +157,30 @@ local function free(p, parent)
   end
   return true
 end
-local restored, last = 0, nil
-local b, entries = batch(), {}
+-- Which come back, decided before the first write.
+local chosen, picked = {}, {}
 for k = 1, n do
   local i = order and order[k] or k
-  local p = paths[i]
-  if free(p, dirs[i]) then
-    local rev = nextRev()
-    last = sizes[i] .. '|' .. NOWS .. '|' .. shaKeys[i] .. '|' .. rev
-    entries[#entries + 1] = p
-    entries[#entries + 1] = last
-    -- written(p, nil, last, b), with the fields at hand; the entry's reference counted with the record's.
-    push(p, rev .. '|0|' .. NOWS .. '|' .. runs[i] .. '|' .. NOWS .. '|', b, keys[i], sizes[i], false, 1)
-    restored = restored + 1
+  if free(paths[i], dirs[i]) then
+    picked[#picked + 1] = i
+    chosen[#chosen + 1] = paths[i]
   end
 end
-if restored == 0 then return { 'OK', 0, '' } end
+if #picked == 0 then return { 'OK', 0, '' } end
+-- Each file restored leaves the trash for the tree: what it adds is the folders it needs.
+local full = room(newFolders(chosen))
+if full then return full end
+local restored, last = #picked, nil
+local b, entries = batch(), {}
+for _, i in ipairs(picked) do
+  local p = paths[i]
+  local rev = nextRev()
+  last = sizes[i] .. '|' .. NOWS .. '|' .. shaKeys[i] .. '|' .. rev
+  entries[#entries + 1] = p
+  entries[#entries + 1] = last
+  -- written(p, nil, last, b), with the fields at hand; the entry's reference counted with the record's.
+  push(p, rev .. '|0|' .. NOWS .. '|' .. runs[i] .. '|' .. NOWS .. '|', b, keys[i], sizes[i], false, 1)
+end
 -- The restored paths leave the trash (as written() does). When every path found there was
 -- restored (the undo of one recursive delete), in one range removal instead of one member at a time.
 if restored == #found then
@@ -178,9 +195,9 @@ flush(b)
 local kind = redis.call('HEXISTS', E, path) == 1 and 'file' or 'directory'
 local v = kind == 'file' and last or nil
 log('created', kind, path, nil, v)
-local data = { userId = ARGV[9], path = path, kind = kind }
+local data = { userId = ARGV[11], path = path, kind = kind }
 if v then data.size = tonumber(field(v, 1)); data.sha256 = field(v, 3) end
-emit(ARGV[8], 'file.created', path, data)
+emit(ARGV[10], 'file.created', path, data)
 return { 'OK', restored, kind }
 `);
 
@@ -188,14 +205,15 @@ return { 'OK', restored, kind }
  * Deletes for good (docs/api/files.md#permanent-delete): the file at a path, or with recursive
  * everything at or below it — current files, the trash and every history — so their bytes are
  * unreachable at once and queued as garbage due now (the sweeper removes them at its next round,
- * whatever the grace). ARGV[7] path, [8] '1' for recursive, [9] event template, [10] user id,
- * [11] If-Match on the file at the path ('' for none). An explicit folder that is empty needs no
- * recursive.
- * → {'OK', 'file'|'directory'|'history', files removed} or {code, path}.
+ * whatever the grace). ARGV[9] path, [10] '1' for recursive, [11] event template, [12] user id,
+ * [13] If-Match on the file at the path ('' for none). An explicit folder that is empty needs no
+ * recursive. A tree of more than MAX_TREE_ENTRIES entries below the path, or more paths with a
+ * history below it, is refused (bounded()).
+ * → {'OK', 'file'|'directory'|'history', files removed} or {code, path} or {'TREE_TOO_LARGE', path, limit}.
  */
 export const PURGE = luaScript(`${PRELUDE}
-local path, recursive = ARGV[7], ARGV[8] == '1'
-local failed = precondition(path, ARGV[11])
+local path, recursive = ARGV[9], ARGV[10] == '1'
+local failed = precondition(path, ARGV[13])
 if failed then return failed end
 local function purge(p)
   local h = history(p)
@@ -212,15 +230,19 @@ if old then
   unref(field(old, 4), 0)
   purge(path)
   log('deleted', 'file', path)
-  emit(ARGV[9], 'file.deleted', path, { userId = ARGV[10], path = path, kind = 'file' })
+  emit(ARGV[11], 'file.deleted', path, { userId = ARGV[12], path = path, kind = 'file' })
   return { 'OK', 'file', 1 }
 end
 local lo, hi = '[' .. path .. '/', '(' .. path .. '0'
 local dir = isdir(path)
 local own = redis.call('EXISTS', history(path)) == 1
-local below = #redis.call('ZRANGEBYLEX', HX, lo, hi, 'LIMIT', 0, 1) > 0
-if not dir and not own and not below then return { 'FILE_NOT_FOUND', path } end
-if ((dir and not emptyDir(path)) or below) and not recursive then return { 'DIRECTORY_NOT_EMPTY', path } end
+local histories = #redis.call('ZRANGEBYLEX', HX, lo, hi, 'LIMIT', 0, 1) > 0
+if not dir and not own and not histories then return { 'FILE_NOT_FOUND', path } end
+if ((dir and not emptyDir(path)) or histories) and not recursive then return { 'DIRECTORY_NOT_EMPTY', path } end
+-- Two sets are walked: the tree below the path, and the paths with a history there (current
+-- files, the trash, the paths files were moved away from); each is bounded.
+local large = bounded(below(Z, path), path) or bounded(below(HX, path), path)
+if large then return large end
 if own then purge(path) end
 local removed = 0
 if dir then
@@ -241,7 +263,7 @@ end
 for _, p in ipairs(redis.call('ZRANGEBYLEX', HX, lo, hi)) do purge(p) end
 if not dir then return { 'OK', 'history', 0 } end
 log('deleted', 'directory', path)
-emit(ARGV[9], 'file.deleted', path, { userId = ARGV[10], path = path, kind = 'directory' })
+emit(ARGV[11], 'file.deleted', path, { userId = ARGV[12], path = path, kind = 'directory' })
 return { 'OK', 'directory', removed }
 `, { allowOom: true });
 
@@ -251,11 +273,11 @@ return { 'OK', 'directory', removed }
  * next one is pushed; the last record of a path that holds no file when it was pushed (a deletion),
  * or when its file or a folder above it moved away (P mv); the current file's never. A path left
  * without records leaves the trash.
- * ARGV[7] cutoff (ms), [8] most paths to look at.
+ * ARGV[9] cutoff (ms), [10] most paths to look at.
  * → {records dropped, the earliest path's score ('' for none), 1 when paths are left to look at}.
  */
 export const RETAIN = luaScript(`${PRELUDE}
-local cutoff, budget = tonumber(ARGV[7]), tonumber(ARGV[8])
+local cutoff, budget = tonumber(ARGV[9]), tonumber(ARGV[10])
 -- Moves older than the cutoff no longer decide anything.
 redis.call('ZREMRANGEBYSCORE', MV, '-inf', cutoff)
 for _, m in ipairs(redis.call('ZRANGEBYSCORE', P .. 'mvst', '-inf', cutoff, 'LIMIT', 0, 10000)) do
@@ -311,7 +333,10 @@ local first = redis.call('ZRANGE', HO, 0, 0, 'WITHSCORES')
 return { dropped, first[2] or '', #paths == budget and 1 or 0 }
 `);
 
-/** The user's usage (read only). → {files, bytes of every referenced object, each once}. */
+/**
+ * The user's usage (read only). → {files, bytes of every referenced object, each once, the entries
+ * MAX_FILES counts (entries(): the tree's paths and the trash's)}.
+ */
 export const USAGE = luaScript(`${PRELUDE}
-return { redis.call('HLEN', E), used() }
+return { redis.call('HLEN', E), used(), entries() }
 `, { readOnly: true });

@@ -56,12 +56,19 @@ export interface MoveOutcome {
  * the contract's error and changes nothing.
  */
 export interface FileIndex {
-  /** Refused with QUOTA_EXCEEDED when the new bytes would take the user's usage past `quotaBytes` (0: no quota). */
+  /**
+   * Refused with QUOTA_EXCEEDED when the new bytes would take the user's usage past `quotaBytes`
+   * (0: no quota), or a new path the user's entries past MAX_FILES.
+   */
   commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number; precondition?: Precondition; summary?: Buffer | undefined }): Promise<{ path: string; replaced: boolean }>;
   /** The commit's checks alone: what is at `path` now, or the refusal (QUOTA_EXCEEDED when the quota is full). */
   precheck(userId: string, path: string, mode: ConflictMode, quotaBytes: number, precondition?: Precondition): Promise<'free' | 'file' | 'directory'>;
-  /** The user's files, and the bytes of everything they reference (files, revisions, trash, pins), each object once. */
-  usage(userId: string): Promise<{ count: number; bytes: number }>;
+  /**
+   * The user's files, the bytes of everything they reference (files, revisions, trash, pins), each
+   * object once, and the entries MAX_FILES counts (the tree's files and folders and the trash's
+   * paths, docs/api/usage.md#entry-quota) with that limit.
+   */
+  usage(userId: string): Promise<{ count: number; bytes: number; entries: number; maxFiles: number }>;
   /** `ifMatch`: the sha256 the file at `path` must have ('' for none), else PRECONDITION_FAILED. An empty explicit folder goes without `recursive`. */
   delete(userId: string, path: string, recursive: boolean, event: string, ifMatch?: string): Promise<{ kind: 'file' | 'directory' }>;
   /**

@@ -240,8 +240,8 @@ export class Uploads {
     return upload;
   }
 
-  /** What the user's files take against the byte quota (docs/api/usage.md#usage). */
-  async usage(userId: string): Promise<{ count: number; bytes: number; quotaBytes: number }> {
+  /** What the user's files take against the byte quota and the entry quota (docs/api/usage.md#usage). */
+  async usage(userId: string): Promise<{ count: number; bytes: number; quotaBytes: number; entries: number; maxFiles: number }> {
     return { ...(await this.#o.index.usage(userId)), quotaBytes: this.#o.quotaBytes };
   }
 

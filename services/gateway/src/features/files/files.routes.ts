@@ -78,7 +78,10 @@ export function filesRoutes(deps: FilesRouteDeps): RouteDef[] {
         '`recursive=true`) goes for good with every revision and trashed file at or below the path: its bytes are unreachable at once and removed from ' +
         'the store within a minute. `permanent=true` also purges a path that holds nothing but trash (a folder of it needs `recursive=true`). A folder ' +
         'created with `files/directories` that holds nothing is deleted without `recursive`. `If-Match: "<sha256>"` deletes only a file with exactly ' +
-        'those bytes (412 PRECONDITION_FAILED otherwise, also for a directory or nothing there).',
+        'those bytes (412 PRECONDITION_FAILED otherwise, also for a directory or nothing there). A recursive delete or purge of a tree of more than ' +
+        'MAX_TREE_ENTRIES (default 10,000) entries below `path` (a purge: or more paths with a history there) → 400 INVALID_ARGUMENT (`details.field` ' +
+        '`path`, `details.limit` the bound) and nothing changes: take a folder below it. Files in the trash still count toward MAX_FILES; a ' +
+        'permanent delete frees their places.',
       tag: 'Files',
       query: DeleteFileQuery,
       requestHeaders: [FILE_IF_MATCH],
@@ -178,7 +181,13 @@ function moveRoute(files: FilesClient, verb: 'move' | 'copy'): RouteDef {
           'time) it is a fork: the copy is of the tree at `from` as it was then, also when `from` no longer exists (docs/api/files.md#fork). ') +
       'A file onto an existing file follows `onConflict`; a directory never merges or replaces (409 PATH_CONFLICT whatever `onConflict` says), and nothing ' +
       'goes onto a directory or under a file. A file\'s mimeType follows its new name. `If-Match: "<sha256>"` guards `from` and `ifMatchTo` the file at ' +
-      '`to` (which it then replaces whatever `onConflict` says): 412 PRECONDITION_FAILED when one does not hold, and nothing changes.',
+      '`to` (which it then replaces whatever `onConflict` says): 412 PRECONDITION_FAILED when one does not hold, and nothing changes. A tree of more ' +
+      'than MAX_TREE_ENTRIES (default 10,000) entries below `from` (files and folders, as a listing counts them) → 400 INVALID_ARGUMENT ' +
+      '(`details.field` `from`, `details.limit` the bound) and nothing changes: take a folder below it. ' +
+      (move
+        ? 'The folders a move creates at `to` (less those it leaves empty) count toward MAX_FILES: 403 QUOTA_EXCEEDED when they would pass it.'
+        : 'Every file and folder a copy creates counts toward MAX_FILES (default 1,000,000) though it shares bytes: 403 QUOTA_EXCEEDED ' +
+          '(`details.quota` MAX_FILES) when they would pass it, and nothing is copied.'),
     tag: 'Files',
     requestHeaders: [FILE_IF_MATCH],
     // A copy creates files; a move only renames (repeating one that succeeded → 404 for the source).
@@ -192,6 +201,7 @@ function moveRoute(files: FilesClient, verb: 'move' | 'copy'): RouteDef {
       'FILE_EXISTS',
       'PATH_CONFLICT',
       'PRECONDITION_FAILED',
+      'QUOTA_EXCEEDED',
       'PAYLOAD_TOO_LARGE',
       'UNSUPPORTED_MEDIA_TYPE',
       ...(move ? [] : (['CHECKPOINT_NOT_FOUND', 'HISTORY_EXPIRED'] as const)),
@@ -225,7 +235,9 @@ function createDirectoryRoute(files: FilesClient): RouteDef {
     description:
       '201 `{path, created: true}`, or 200 `{path, created: false}` when a directory is already there (`/files` too). Missing parents are created as well. A ' +
       'folder created this way exists, empty, until it is deleted (an empty one is deleted with `recursive=false`): listings show it, the changes feed ' +
-      'reports it (`created`, `kind: "directory"`), and exports hold it as an entry `<name>/`. A file at the path or above it → 409 PATH_CONFLICT.',
+      'reports it (`created`, `kind: "directory"`), and exports hold it as an entry `<name>/`. A file at the path or above it → 409 PATH_CONFLICT. ' +
+      'Each folder created counts toward MAX_FILES (default 1,000,000): 403 QUOTA_EXCEEDED (`details.quota` MAX_FILES) when they would pass it, and ' +
+      'nothing is created.',
     tag: 'Files',
     body: CreateDirectoryBody,
     example: { body: ex.createDirectoryBody, response: ex.createDirectoryResult },
@@ -233,7 +245,7 @@ function createDirectoryRoute(files: FilesClient): RouteDef {
       201: { description: 'Created', schema: CreateDirectoryResult },
       200: { description: 'A directory was already there', schema: CreateDirectoryResult },
     },
-    errors: [...FILE_ERRORS, 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+    errors: [...FILE_ERRORS, 'PATH_CONFLICT', 'QUOTA_EXCEEDED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
     handler: async ({ body, call }, res) => {
       const out = await files.createDirectory({ path: body.path }, call);
       res.status(out.created ? 201 : 200).json({ path: out.path, created: out.created });

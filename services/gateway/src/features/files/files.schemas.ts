@@ -60,7 +60,7 @@ export const PathQuery = z.object({ path: workspacePath }).strict();
 export const DeleteFileQuery = z
   .object({
     path: workspacePath,
-    recursive: booleanQuery.optional().describe('default false: a directory answers 409 DIRECTORY_NOT_EMPTY'),
+    recursive: booleanQuery.optional().describe('default false: a directory answers 409 DIRECTORY_NOT_EMPTY. true: the tree too, at most MAX_TREE_ENTRIES (default 10,000) entries below `path` (more → 400 INVALID_ARGUMENT, nothing deleted)'),
     permanent: booleanQuery.optional().describe('default false: into the trash. true: for good, with every revision and trashed file there'),
   })
   .strict();
@@ -82,7 +82,7 @@ export const UploadForm = z.object({
 
 export const MoveBody = z
   .object({
-    from: workspacePath.describe('An existing file or directory, not `/files`'),
+    from: workspacePath.describe('An existing file or directory, not `/files`; a directory of at most MAX_TREE_ENTRIES (default 10,000) entries below it (more → 400 INVALID_ARGUMENT, `details.field` `from`)'),
     to: workspacePath.describe('The full new path: not `/files`, not `from` or below it'),
     onConflict: onConflict
       .optional()

@@ -73,13 +73,15 @@ export function revisionsRoutes(files: FilesClient): RouteDef[] {
         'recursive delete); one change in the feed and one `file.created` event for the path. A directory at a restored path, or a file above it, ' +
         'answers 409 PATH_CONFLICT and restores nothing. When two trashed files block each other (a file, and one below it from when it was a folder), ' +
         'the later deletion comes back and the other stays in the trash. `If-Match: "<sha256>"` restores only onto a file with exactly those bytes at ' +
-        '`path` (412 PRECONDITION_FAILED otherwise, also when no file is there).',
+        '`path` (412 PRECONDITION_FAILED otherwise, also when no file is there). `recursive` over more than MAX_TREE_ENTRIES (default 10,000) paths in ' +
+        'the trash at or below `path` → 400 INVALID_ARGUMENT (`details.field` `path`, `details.limit`). Restored files leave the trash, so a restore ' +
+        'adds to MAX_FILES only the folders they need again: 403 QUOTA_EXCEEDED when those would pass it, and nothing is restored.',
       tag: 'Files',
       body: RestoreBody,
       requestHeaders: [FILE_IF_MATCH],
       example: { body: ex.restoreBody, response: ex.restoreResult },
       responses: { 200: { description: 'Restored', schema: RestoreResult } },
-      errors: [...COMMON_ERRORS, 'REVISION_NOT_FOUND', 'PATH_CONFLICT', 'PRECONDITION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+      errors: [...COMMON_ERRORS, 'REVISION_NOT_FOUND', 'PATH_CONFLICT', 'PRECONDITION_FAILED', 'QUOTA_EXCEEDED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
       handler: async ({ body, call, req }, res) => {
         const recursive = body.recursive === true;
         const ifMatch = parseFileIfMatch(req.get('if-match'));

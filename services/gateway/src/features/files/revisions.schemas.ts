@@ -69,7 +69,10 @@ export const RestoreBody = z
   .object({
     path: workspacePath.describe('The file to restore, or with `recursive` the folder (or file) whose trashed files to restore'),
     revision: revisionId.optional().describe('The revision whose bytes become the file at `path` (404 REVISION_NOT_FOUND when it is not one of the path\'s); not with `recursive`'),
-    recursive: z.boolean().optional().describe('true: restore every file in the trash at or below `path` to its last content, in one atomic step; no `revision` then'),
+    recursive: z
+      .boolean()
+      .optional()
+      .describe('true: restore every file in the trash at or below `path` to its last content, in one atomic step (at most MAX_TREE_ENTRIES, default 10,000, paths in the trash there; more → 400 INVALID_ARGUMENT); no `revision` then'),
   })
   .strict()
   .superRefine((value, ctx) => {

@@ -32,7 +32,9 @@ export function uploadRoute(deps: UploadRouteDeps): RouteDef {
       'pass it are refused (403 QUOTA_EXCEEDED) before their bytes are stored, and a failed upload gives its reservation back. `If-Match: "<sha256>"` stores ' +
       'the file only onto a file with exactly those bytes (and then replaces it whatever `onConflict` says); `If-None-Match: *` only where nothing is; else 412 ' +
       'PRECONDITION_FAILED (`details.currentSha256`, null when no file is there) and nothing is stored. Both are decided again in the commit\'s atomic step: ' +
-      'of concurrent uploads with the same If-Match exactly one succeeds.',
+      'of concurrent uploads with the same If-Match exactly one succeeds. A file at a new path counts toward MAX_FILES (default 1,000,000: the ' +
+      'files and folders of the workspace and the paths in the trash) with the folders it creates: 403 QUOTA_EXCEEDED (`details.quota` MAX_FILES) ' +
+      'when they would pass it, decided before a byte is sent and again at the commit.',
     tag: 'Files',
     slot: 'uploads',
     query: UploadQuery,

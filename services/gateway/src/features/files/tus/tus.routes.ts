@@ -115,7 +115,7 @@ export function tusRoutes(o: TusOptions): RouteDef[] {
         'preconditions `ifMatch` (the file\'s ETag, `"<sha256>"` or the bare hex) and `ifNoneMatch` (`*`) as If-Match and If-None-Match do for ' +
         '`files/upload`: checked now, and again when the last byte commits (412 PRECONDITION_FAILED then, nothing stored)). 201 with ' +
         '`Location` and `Upload-Expires` (24 h, TUS_UPLOAD_EXPIRY_MS). Names follow the path rules exactly as in `files/upload` (bytes that are not UTF-8 → 400 ' +
-        'INVALID_PATH). `Upload-Length` is checked against MAX_UPLOAD_BYTES (413) and reserved against FILE_QUOTA_BYTES (403) now; `Upload-Length: 0` stores the ' +
+        'INVALID_PATH). `Upload-Length` is checked against MAX_UPLOAD_BYTES (413) and reserved against FILE_QUOTA_BYTES (403) now; a file at a new path must fit MAX_FILES (403, `details.quota` MAX_FILES), now and at the commit; `Upload-Length: 0` stores the ' +
         'empty file at once. A conflict known now is 409 FILE_EXISTS at once; one found when the last byte arrives is 409 then, and nothing is stored. Any tus ' +
         'client (tus-js-client, Uppy) works unchanged.',
       responses: { 201: { description: 'Created', headers: { Location: 'The upload URL', 'Upload-Offset': 'Bytes stored', 'Upload-Expires': 'HTTP date' } } },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isAppError } from '@workspace/platform';
+import { AppError, isAppError } from '@workspace/platform';
 import { EntryType } from '@workspace/proto/workspace/files/v1/files';
 import { CONFLICT_MODES } from '../../../clients.js';
 import { defineTool, PathArg, READ_ONLY, type ToolContext } from './tool.js';
@@ -10,14 +10,22 @@ const MOVE_DEADLINE_MS = 60_000;
 const Moved = z.object({ success: z.literal(true), from: z.string(), path: z.string() });
 
 async function moveOrCopy(ctx: ToolContext, verb: 'moveFile' | 'copyFile', from: string, to: string) {
-  const out = await ctx.files[verb]({ from, to, onConflict: CONFLICT_MODES.error }, { ...ctx.call, deadlineMs: MOVE_DEADLINE_MS });
-  return { success: true as const, from: out.from, path: out.path };
+  try {
+    const out = await ctx.files[verb]({ from, to, onConflict: CONFLICT_MODES.error }, { ...ctx.call, deadlineMs: MOVE_DEADLINE_MS });
+    return { success: true as const, from: out.from, path: out.path };
+  } catch (err) {
+    // A tree past MAX_TREE_ENTRIES names the route's `from`: here the argument is `source`.
+    if (isAppError(err) && err.code === 'INVALID_ARGUMENT' && err.details?.field === 'from') throw new AppError(err.code, err.message, { details: { ...err.details, field: 'source' } });
+    throw err;
+  }
 }
 
 export const moveFileTool = defineTool({
   name: 'move_file',
   title: 'Move or rename',
-  description: 'Moves (renames) a file or a directory to `destination`, a full path; fails if anything is there (FILE_EXISTS, PATH_CONFLICT). Atomic; no bytes are copied.',
+  description:
+    'Moves (renames) a file or a directory to `destination`, a full path; fails if anything is there (FILE_EXISTS, PATH_CONFLICT). Atomic; no bytes are ' +
+    'copied. A directory of more than MAX_TREE_ENTRIES (default 10,000) entries → INVALID_ARGUMENT (`details.field` `source`): move the folders below it.',
   input: z.strictObject({ source: PathArg, destination: PathArg }),
   output: Moved,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -30,7 +38,10 @@ export const moveFileTool = defineTool({
 export const copyFileTool = defineTool({
   name: 'copy_file',
   title: 'Copy',
-  description: 'Copies a file or a directory to `destination`, a full path; fails if anything is there (FILE_EXISTS, PATH_CONFLICT). No bytes are copied; the copy is independent from then on.',
+  description:
+    'Copies a file or a directory to `destination`, a full path; fails if anything is there (FILE_EXISTS, PATH_CONFLICT). No bytes are copied; the copy ' +
+    'is independent from then on. A directory of more than MAX_TREE_ENTRIES (default 10,000) entries → INVALID_ARGUMENT (`details.field` `source`); ' +
+    'what the copy creates counts toward MAX_FILES (QUOTA_EXCEEDED).',
   input: z.strictObject({ source: PathArg, destination: PathArg }),
   output: Moved,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
