@@ -77,7 +77,7 @@ describe('npm start', () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'));
       dirs.push(dataDir);
       const secret = randomBytes(24).toString('base64url');
-      const env = { ...(await stackEnv(dataDir)), AUTH_JWT_SECRET: secret };
+      const env: Record<string, string | undefined> = { ...(await stackEnv(dataDir)), AUTH_JWT_SECRET: secret };
       const port = Number(env.PORT);
       const grpc = ['PROJECTS_ADDR', 'FILES_ADDR', 'AGENTS_ADDR', 'AUTOMATIONS_ADDR', 'WEBHOOKS_ADDR'].map((k) => Number(env[k]!.split(':')[1]));
       const start = spawn(process.execPath, [join(root, 'scripts/start.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
