@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantKey } from '@workspace/platform';
 import { RedisCheckpointIndex } from '../src/adapters/checkpoints.redis.js';
 import { Checkpoints } from '../src/domain/checkpoints.js';
-import { realFiles, tree, type Files } from './support.js';
+import { put, realFiles, tree, type Files } from './support.js';
 
 let files: Files;
 let checkpoints: Checkpoints;
@@ -62,4 +62,25 @@ describe('files checkpoints (index)', () => {
     expect((await files.objects()).length, 'no byte copied').toBe(objects);
     console.log(`checkpoint of ${n}: ${checkpointMs.toFixed(0)} ms; rewind to it: ${rewindMs.toFixed(0)} ms; rewind to an empty tree: ${emptyMs.toFixed(0)} ms; rewind to a time: ${timeMs.toFixed(0)} ms`);
   }, 300_000);
+
+  it('rewind — to the modifiedAt a write shows gives that write: the entry\'s time is the time its history keeps (one clock per commit)', async () => {
+    // The index's clock runs ahead of the uploader's: the time taken before the commit differed from the record's.
+    const skewed = await realFiles({ clock: () => Date.now() + 40 });
+    try {
+      const index = new RedisCheckpointIndex({ redis: skewed.redis, keys: skewed.index.keys, outbox: skewed.outbox, ...skewed.tuning });
+      const cps = new Checkpoints({ index, maxCheckpoints: 10, retentionMs: 30 * 24 * 3600 * 1000 });
+      const u = skewed.user();
+      for (let i = 0; i < 8; i++) {
+        await put(skewed, u, '/files/w/a.txt', `version ${i}`, true);
+        const [entry] = (await skewed.workspace.list(u, '/files/w/a.txt', false)).entries;
+        const at = new Date(entry!.entry!.mtime).toISOString();
+        await new Promise((r) => setTimeout(r, 60));
+        await put(skewed, u, '/files/w/a.txt', 'later', true);
+        await cps.rewind(u, '/files/w', at);
+        expect((await skewed.workspace.read(u, '/files/w/a.txt')).content.toString('utf8'), `write ${i}`).toBe(`version ${i}`);
+      }
+    } finally {
+      await skewed.close();
+    }
+  });
 });

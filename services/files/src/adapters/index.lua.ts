@@ -669,6 +669,9 @@ end
  */
 export const COMMIT = luaScript(`${PRELUDE}
 local path, mode, v, upload = ARGV[9], ARGV[10], ARGV[12], ARGV[13]
+-- One clock per commit: the file's modifiedAt is the time its history record keeps (NOW), so a
+-- rewind to the time a write shows gives that write.
+v = withRev(v, NOWS, field(v, 5))
 if upload ~= '' and redis.call('HEXISTS', P .. 'up', upload) == 0 then return { 'UPLOAD_GONE', path } end
 local failed = precondition(path, ARGV[17])
 if failed then return failed end

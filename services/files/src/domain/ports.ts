@@ -58,7 +58,8 @@ export interface MoveOutcome {
 export interface FileIndex {
   /**
    * Refused with QUOTA_EXCEEDED when the new bytes would take the user's usage past `quotaBytes`
-   * (0: no quota), or a new path the user's entries past MAX_FILES.
+   * (0: no quota), or a new path the user's entries past MAX_FILES. The entry's `mtime` is the
+   * commit's own time, the one its history record keeps (whatever `entry.mtime` says).
    */
   commit(userId: string, input: { path: string; mode: ConflictMode; uuidPath: string; entry: IndexEntry; uploadId: string; event: string; quotaBytes: number; precondition?: Precondition; summary?: Buffer | undefined }): Promise<{ path: string; replaced: boolean }>;
   /** The commit's checks alone: what is at `path` now, or the refusal (QUOTA_EXCEEDED when the quota is full). */
