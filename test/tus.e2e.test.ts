@@ -99,6 +99,14 @@ describe('resumable uploads — tus 1.0 with tus-js-client', () => {
     expect(create.status).toBe(201);
     const url = create.headers.get('location')!;
     expect(create.headers.get('upload-expires')).toBeTruthy();
+    // A creation answers its offset, and a HEAD when the upload expires, as tus-js-client and Uppy read them.
+    expect(create.headers.get('upload-offset')).toBe('0');
+    const resting = await head(u, url);
+    expect(resting.headers.get('upload-expires')).toBe(create.headers.get('upload-expires'));
+    // The tus HEAD is a HEAD: a GET of the upload is no operation (405, and Allow says what is).
+    const get = await fetch(url, { headers: { authorization: `Bearer ${u.token}`, 'tus-resumable': '1.0.0' } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')?.split(', ')).toEqual(['DELETE', 'HEAD', 'PATCH']);
     expect((await formUpload(stack.url, u, { filename: 'c.txt', content: 'first' }, { path: '/files/c.txt' })).status).toBe(200);
     const patch = await fetch(url, { method: 'PATCH', headers: { authorization: `Bearer ${u.token}`, 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: 'later' });
     expect(patch.status).toBe(409);

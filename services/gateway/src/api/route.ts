@@ -8,7 +8,7 @@ import { parseWith } from './validate.js';
 import { idempotencyKeyOf, maybeUserOf, requestIdOf } from '../edge/request-context.js';
 import type { SlotKind } from '../edge/limits/user-slots.js';
 
-export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+export type Method = 'get' | 'head' | 'post' | 'patch' | 'put' | 'delete';
 
 export interface ResponseDoc {
   description: string;

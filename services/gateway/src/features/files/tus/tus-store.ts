@@ -242,7 +242,8 @@ export class TusStore extends DataStore {
     return state.committedPath ? state.size : this.sealedBytes(state) + state.tail.bytes;
   }
 
-  private expiresAt(state: TusState): number {
+  /** When an upload's record, and with it the upload, expires (ms): its creation + TUS_UPLOAD_EXPIRY_MS. */
+  expiresAt(state: TusState): number {
     return Date.parse(state.creationDate) + this.o.expiryMs;
   }
 

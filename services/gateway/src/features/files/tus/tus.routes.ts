@@ -79,10 +79,8 @@ export function tusRoutes(o: TusOptions): RouteDef[] {
   const serve = async ({ call, req, params }: RouteInput<unknown, unknown, unknown>, res: Response) => {
     const { id } = params as { id?: string };
     res.setHeader('Tus-Resumable', '1.0.0');
-    if (id !== undefined) {
-      const state = await repo.get(id);
-      if (!state || state.userId !== call.userId) throw errors.notFound('file', 'no such upload (finished, expired or terminated)');
-    }
+    const state = id === undefined ? undefined : await repo.get(id);
+    if (id !== undefined && (!state || state.userId !== call.userId)) throw errors.notFound('file', 'no such upload (finished, expired or terminated)');
     const failure: { error?: AppError } = {};
     const response = await tusCall.run({ ...call, cut: () => req.destroy() }, async () => {
       try {
@@ -98,6 +96,10 @@ export function tusRoutes(o: TusOptions): RouteDef[] {
     }
     // CORS is the gateway's (allowed origins only, on every route): tus's own headers go.
     for (const name of [...response.headers.keys()]) if (name.startsWith('access-control-')) response.headers.delete(name);
+    // What tus-js-client and Uppy read beyond tus core: the offset of a creation (0 unless bytes came
+    // with it), and when an upload expires on a HEAD as on a POST and a PATCH.
+    if (req.method === 'POST' && response.status === 201 && !response.headers.has('upload-offset')) response.headers.set('Upload-Offset', '0');
+    if (req.method === 'HEAD' && state) response.headers.set('Upload-Expires', new Date(options.datastore.expiresAt(state)).toUTCString());
     await sendNodeResponse(res, response);
   };
 
@@ -123,11 +125,11 @@ export function tusRoutes(o: TusOptions): RouteDef[] {
       example: {},
       errors: [...common, 'INVALID_PATH', 'FILE_EXISTS', 'PATH_CONFLICT', 'PAYLOAD_TOO_LARGE', 'QUOTA_EXCEEDED', 'RATE_LIMITED'],
     }, false),
-    route('get', `${TUS_PATH}/{id}`, {
+    route('head', `${TUS_PATH}/{id}`, {
       operationId: 'getResumableUpload',
-      summary: 'HEAD: the offset of a resumable upload (tus)',
-      description: 'Send as HEAD: `Upload-Offset`, `Upload-Length`, `Upload-Expires`. An upload whose last byte arrived is committed: its offset equals its length.',
-      responses: { 200: { description: 'The upload', headers: { 'Upload-Offset': 'Bytes stored', 'Upload-Length': 'The length' } } },
+      summary: 'The offset of a resumable upload (tus HEAD)',
+      description: '`Upload-Offset`, `Upload-Length`, `Upload-Expires`. An upload whose last byte arrived is committed: its offset equals its length.',
+      responses: { 200: { description: 'The upload', headers: { 'Upload-Offset': 'Bytes stored', 'Upload-Length': 'The length', 'Upload-Expires': 'HTTP date' } } },
       requestHeaders: [TUS_RESUMABLE],
       example: { params: UPLOAD_ID },
       errors: [...common, 'FILE_NOT_FOUND'],
