@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 /**
  * Writes the events of a GET stream with backpressure (docs/api/mcp.md#subscriptions). A write
@@ -19,7 +19,7 @@ export class SseWriter<P> {
   #wake: (() => void)[] = [];
 
   constructor(
-    private readonly res: Response,
+    private readonly res: ServerResponse,
     private readonly stallMs: number,
     private readonly onStall: () => void,
   ) {
