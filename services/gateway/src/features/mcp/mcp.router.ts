@@ -14,8 +14,7 @@ import type { ObjectStore } from '../../transfer/object-store.js';
 import { buildServer } from './mcp-server.js';
 import { SessionStore, type McpSession } from './sessions.redis.js';
 import type { ToolContext } from './tools/tool.js';
-import { positionOfEventId, type Position } from './event-ids.js';
-import { serveUpdates } from './updates-stream.js';
+import { NOT_OURS, resumeFrom, serveUpdates } from './updates-stream.js';
 
 export const MCP_PATH = '/v1/mcp';
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
@@ -177,13 +176,8 @@ export function mcpRouter(deps: McpDeps): Router {
     if (!(req.get('accept') ?? '').includes('text/event-stream')) return rpcError(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
     const session = await sessionOf(req, res);
     if (!session) return;
-    // An empty one is none, as EventSource sends none before it has an id.
-    const lastEventId = req.get('last-event-id');
-    let resume: Position | undefined;
-    if (lastEventId) {
-      resume = positionOfEventId(session.id, lastEventId);
-      if (!resume) return rpcError(res, 400, -32000, "Bad Request: Last-Event-ID is not the id of an event of this session's stream");
-    }
+    const resume = resumeFrom(req.get('last-event-id'), session.id);
+    if (resume === NOT_OURS) return rpcError(res, 400, -32000, "Bad Request: Last-Event-ID is not the id of an event of this session's stream");
     const streamDeps = { files: deps.clients.files, sessions, logger: deps.logger, stallMs: deps.streamStallMs ?? DEFAULT_STALL_MS };
     await serveUpdates(streamDeps, res, { sessionId: session.id, userId: session.userId, requestId: requestIdOf(res), protocolVersion: session.protocolVersion }, resume);
   };

@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import { isAppError, type Logger } from '@workspace/platform';
 import type { Change } from '@workspace/proto/workspace/files/v1/files';
 import type { FilesClient } from '../../clients.js';
-import { eventId, parsePosition, positionText, startOf, type Position } from './event-ids.js';
+import { eventId, parsePosition, positionOfEventId, positionText, startOf, type Position } from './event-ids.js';
 import type { SessionStore } from './sessions.redis.js';
 import { SseWriter } from './sse-writer.js';
 import { fileUri } from './uri.js';
@@ -50,6 +50,17 @@ export function updatedUris(change: Pick<Change, 'path' | 'from' | 'kind'>, subs
 export function after(pos: Position, out: { changes: readonly unknown[]; cursor: string }): Position {
   const n = out.changes.length;
   return n > pos.changes ? startOf(out.cursor) : { cursor: out.cursor, changes: pos.changes - n, uris: pos.uris };
+}
+
+export const NOT_OURS = Symbol('not an event id of the session');
+
+/**
+ * Where a GET's Last-Event-ID resumes: none (an empty one is none, as EventSource sends none
+ * before it has an id), its position, or NOT_OURS when the session's stream never sent it.
+ */
+export function resumeFrom(lastEventId: string | undefined, sessionId: string): Position | undefined | typeof NOT_OURS {
+  if (!lastEventId) return undefined;
+  return positionOfEventId(sessionId, lastEventId) ?? NOT_OURS;
 }
 
 /**
@@ -194,14 +205,9 @@ class UpdatesStream {
   async #save(pos: Position): Promise<boolean> {
     const text = positionText(pos);
     if (text === this.#stored) return true;
-    const { sessions } = this.deps;
-    if (this.#stored === undefined) {
-      // Its position expired with no request to renew it: it starts again from here.
-      await sessions.initCursor(this.ids.sessionId, text);
-      this.#stored = await sessions.cursor(this.ids.sessionId);
-      return this.#stored === text;
-    }
-    if (!(await sessions.advance(this.ids.sessionId, this.#owner, this.#stored, text))) return false;
+    // None: the session ended (or never subscribed, and so never had an event to resume after).
+    if (this.#stored === undefined) return false;
+    if (!(await this.deps.sessions.advance(this.ids.sessionId, this.#owner, this.#stored, text))) return false;
     this.#stored = text;
     return true;
   }
