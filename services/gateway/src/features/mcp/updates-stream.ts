@@ -76,7 +76,7 @@ export async function serveUpdates(deps: StreamDeps, res: Response, ids: StreamI
   res.once('close', () => stop.abort());
   res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'Mcp-Session-Id': ids.sessionId });
   res.flushHeaders();
-  const writer = new SseWriter<Position>(res, deps.stallMs, () => deps.logger.info({ requestId: ids.requestId, stallMs: deps.stallMs }, 'mcp updates: the client took nothing meanwhile; stream closed'));
+  const writer = new SseWriter<Position>(res, deps.stallMs, () => deps.logger.info({ requestId: ids.requestId, stallMs: deps.stallMs }, 'mcp updates: the socket took none of the events waiting for it; stream closed'));
   const stream = new UpdatesStream(deps, ids, writer, stop.signal);
   try {
     await stream.run(resume);
@@ -128,8 +128,11 @@ class UpdatesStream {
   /** The stored position moves past what was flushed of an unfinished step; then the stream is given up. */
   async end(): Promise<void> {
     const flushed = this.writer.take();
-    if (flushed) await this.#save(flushed);
-    await this.deps.sessions.releaseStream(this.ids.sessionId, this.#owner);
+    try {
+      if (flushed) await this.#save(flushed);
+    } finally {
+      await this.deps.sessions.releaseStream(this.ids.sessionId, this.#owner);
+    }
   }
 
   async #storedPosition(): Promise<Position | undefined> {
