@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createRedis, type RedisClient } from '@workspace/platform';
+import { createRedis, userTag, type RedisClient } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { fileUri } from '../services/gateway/src/features/mcp/uri.js';
 import { mcpPost } from './support/mcp.js';
@@ -154,6 +154,37 @@ describe('mcp stream — a client that stops reading', () => {
     const resumed = await openRawStream(stack.url, u.token, sid, { lastEventId: ourId });
     expect(await opened(resumed)).toBe(ourId);
     resumed.destroy();
+  });
+});
+
+describe('mcp stream — history', () => {
+  it('mcp stream — a position older than the retained history: list_changed, with an id, and the stream goes on from the newest position; the old id again is told the same', async () => {
+    const u = await stack.user();
+    const sid = await openSession(u, '/files/x');
+    const first = await openRawStream(stack.url, u.token, sid);
+    const start = await opened(first);
+    first.destroy();
+    await expect.poll(() => streamOpen(sid)).toBe(false);
+    await mkdirs(stack.url, u, ['/files/x/a', '/files/x/b']);
+    // The history keeps 7 days and 100,000 changes; here all but the newest change go, by hand,
+    // with XDEL: the feed tells an expired position by the stream's max-deleted-entry-id, which
+    // Redis 7.0's XTRIM leaves alone.
+    const [log] = await redis.keys(`${userTag(u.sub)}:fs:*:log`);
+    const ids = ((await redis.xrange(log!, '-', '+')) as [string, string[]][]).map(([id]) => id);
+    expect(await redis.xdel(log!, ...ids.slice(0, -1))).toBe(ids.length - 1);
+    const listChanged = (s: RawStream) => s.events.filter((e) => e.data.includes('"notifications/resources/list_changed"'));
+    const again = await openRawStream(stack.url, u.token, sid);
+    await opened(again);
+    await expect.poll(() => listChanged(again).length, { timeout: 30_000 }).toBe(1);
+    expect(JSON.parse(listChanged(again)[0]!.data)).toEqual({ jsonrpc: '2.0', method: 'notifications/resources/list_changed' });
+    expect(listChanged(again)[0]!.id).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    await settle(u, again, '/files/x');
+    expect(again.updates()).toEqual([fileUri('/files/x/settled')]);
+    expect(listChanged(again)).toHaveLength(1);
+    again.destroy();
+    const old = await openRawStream(stack.url, u.token, sid, { lastEventId: start });
+    await expect.poll(() => listChanged(old).length, { timeout: 30_000 }).toBe(1);
+    old.destroy();
   });
 });
 
