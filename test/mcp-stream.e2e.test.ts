@@ -35,13 +35,13 @@ const LONG = 'é'.repeat(100);
 const dirPath = (root: string, i: number) => `${root}/${LONG}/${LONG}/${LONG}-${i}`;
 
 /** A session opened by hand (protocol 2025-11-25), subscribed to `watched`. */
-async function openSession(u: ApiUser, watched: string | string[], baseUrl = stack.url): Promise<string> {
+async function openSession(u: ApiUser, watched: string | string[]): Promise<string> {
   const auth = { authorization: `Bearer ${u.token}` };
-  const init = await mcpPost(baseUrl, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, auth);
+  const init = await mcpPost(stack.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, auth);
   expect(init.status).toBe(200);
   const sessionId = init.headers.get('mcp-session-id')!;
   for (const path of [watched].flat()) {
-    const sub = await mcpPost(baseUrl, { jsonrpc: '2.0', id: 2, method: 'resources/subscribe', params: { uri: fileUri(path) } }, { ...auth, 'mcp-session-id': sessionId });
+    const sub = await mcpPost(stack.url, { jsonrpc: '2.0', id: 2, method: 'resources/subscribe', params: { uri: fileUri(path) } }, { ...auth, 'mcp-session-id': sessionId });
     expect(sub.status, await sub.clone().text()).toBe(200);
   }
   return sessionId;
