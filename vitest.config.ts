@@ -18,6 +18,7 @@ const SINGLE_PROCESS_SUITES = [
   'test/gateway.e2e.test.ts',
   'test/hostile-input.e2e.test.ts',
   'test/mcp-clients.e2e.test.ts',
+  'test/mcp-stream.e2e.test.ts',
   'test/observability.e2e.test.ts',
   'test/sdk.e2e.test.ts',
 ];

@@ -172,7 +172,11 @@ describe('mcp hostile — sessions', () => {
     const other = await stack.user();
     const sid = await open(u);
     expect((await send(u, sid, { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'workspace:///files/a' } })).body.result).toEqual({});
-    const stream = await fetch(`${stack.url}/v1/mcp`, { headers: { authorization: `Bearer ${u.token}`, accept: 'text/event-stream', 'mcp-session-id': sid, 'last-event-id': 'garbage %% 99999999999999999999' } });
+    const streamHeaders = { authorization: `Bearer ${u.token}`, accept: 'text/event-stream', 'mcp-session-id': sid };
+    // A Last-Event-ID the session's stream never sent opens no stream (docs/api/mcp.md#subscriptions).
+    const garbage = await fetch(`${stack.url}/v1/mcp`, { headers: { ...streamHeaders, 'last-event-id': 'garbage %% 99999999999999999999' } });
+    refused({ status: garbage.status, sessionId: null, body: await garbage.json() }, 400, -32000);
+    const stream = await fetch(`${stack.url}/v1/mcp`, { headers: streamHeaders });
     expect(stream.status).toBe(200);
     const keys = ['session', 'subs', 'cursor', 'stream'].map((part) => `mcp:{${sid}}:${part}`);
     await expect.poll(() => redis.exists(...keys)).toBe(4);

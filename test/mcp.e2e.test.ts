@@ -447,7 +447,8 @@ async function openStream(baseUrl: string, token: string, sessionId: string): Pr
       const lines = buffered.split('\n');
       buffered = lines.pop()!;
       for (const line of lines) {
-        if (!line.startsWith('data: ')) continue;
+        // The stream's first event carries only an id (empty data).
+        if (!line.startsWith('data: ') || line === 'data: ') continue;
         const message = JSON.parse(line.slice(6)) as { method?: string; params?: { uri?: string } };
         if (message.method === 'notifications/resources/updated') updates.push(message.params!.uri!);
       }

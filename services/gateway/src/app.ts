@@ -45,7 +45,7 @@ export interface GatewayDeps {
   /** Browser origins allowed to call the API (CORS_ORIGINS); none when absent. */
   corsOrigins?: readonly string[];
   /** The MCP endpoint (docs/api/mcp.md): its sessions' Redis and the authorization servers its metadata names; absent: not served. */
-  mcp?: { redis: RedisClient; authorizationServers: readonly string[] };
+  mcp?: { redis: RedisClient; authorizationServers: readonly string[]; streamStallMs?: number | undefined };
 }
 
 export interface Limits {

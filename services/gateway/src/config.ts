@@ -87,6 +87,11 @@ export const configSchema = processConfig({ metrics: 9464 })
       .default('')
       .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
       .pipe(z.array(z.string().url())),
+    /**
+     * An MCP GET stream whose socket takes none of what waits for it for this long is closed
+     * (docs/api/mcp.md#subscriptions): the client reconnects and resumes.
+     */
+    MCP_STREAM_STALL_MS: env.positiveInt(30_000),
     /** How long /readyz reports "not ready" before the server stops taking connections. */
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
   })

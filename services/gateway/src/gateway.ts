@@ -44,6 +44,8 @@ export interface GatewayOptions {
   corsOrigins?: readonly string[];
   /** MCP_AUTHORIZATION_SERVERS (else AUTH_ISSUER): named by the MCP endpoint's protected-resource metadata. */
   mcpAuthorizationServers?: readonly string[];
+  /** MCP_STREAM_STALL_MS: an MCP GET stream whose socket takes nothing for this long is closed; default 30 s. */
+  mcpStreamStallMs?: number;
 }
 
 const READY_TIMEOUT_MS = 1_000;
@@ -108,7 +110,11 @@ export async function startGateway(options: GatewayOptions) {
     limits,
     ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
     links: { signer, publicUrl: options.links?.publicUrl },
-    mcp: { redis, authorizationServers: options.mcpAuthorizationServers?.length ? options.mcpAuthorizationServers : options.auth.issuer ? [options.auth.issuer] : [] },
+    mcp: {
+      redis,
+      authorizationServers: options.mcpAuthorizationServers?.length ? options.mcpAuthorizationServers : options.auth.issuer ? [options.auth.issuer] : [],
+      streamStallMs: options.mcpStreamStallMs,
+    },
     tus: { redis, expiryMs: options.tusUploadExpiryMs ?? 24 * 3600_000, maxBytes: options.maxUploadBytes ?? 5 * 1024 ** 3 },
   });
   const server: Server = createServer({ requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 65_000 }, app);

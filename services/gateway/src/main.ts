@@ -28,6 +28,7 @@ const gateway = await startGateway({
   redis: { url: config.REDIS_URL, cluster: config.REDIS_CLUSTER },
   corsOrigins: config.CORS_ORIGINS,
   mcpAuthorizationServers: config.MCP_AUTHORIZATION_SERVERS,
+  mcpStreamStallMs: config.MCP_STREAM_STALL_MS,
   tusUploadExpiryMs: config.TUS_UPLOAD_EXPIRY_MS,
   maxUploadBytes: config.MAX_UPLOAD_BYTES,
   links: { keys: config.LINK_SIGNING_KEYS, publicUrl: config.PUBLIC_URL },

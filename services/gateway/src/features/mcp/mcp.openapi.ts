@@ -51,9 +51,14 @@ export function mcpRouteDocs(): RouteDef[] {
       path: MCP_PATH,
       operationId: 'mcpStream',
       summary: 'MCP: the session\'s stream of server messages (resource notifications)',
-      description: 'Server-sent events: `notifications/resources/updated` for the session\'s subscriptions. `Accept: text/event-stream` required.',
+      description:
+        'Server-sent events: `notifications/resources/updated` for the session\'s subscriptions, each with an SSE `id`. `Accept: text/event-stream` required. ' +
+        '`Last-Event-ID` continues right after that event; one this session\'s stream never sent → 400 with a JSON-RPC error body.',
       tag: 'MCP',
-      requestHeaders: [{ ...SESSION_HEADER, required: true }],
+      requestHeaders: [
+        { ...SESSION_HEADER, required: true },
+        { name: 'Last-Event-ID', description: 'The id of the last event read, to continue right after it', schema: z.string(), required: false },
+      ],
       example: {},
       responses: { 200: { description: 'The stream', contentType: 'text/event-stream' } },
       errors: [...COMMON],

@@ -14,7 +14,7 @@ import type { ObjectStore } from '../../transfer/object-store.js';
 import { buildServer } from './mcp-server.js';
 import { SessionStore, type McpSession } from './sessions.redis.js';
 import type { ToolContext } from './tools/tool.js';
-import { serveUpdates } from './updates-stream.js';
+import { NOT_OURS, resumeFrom, serveUpdates } from './updates-stream.js';
 
 export const MCP_PATH = '/v1/mcp';
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
@@ -45,6 +45,8 @@ export interface McpDeps {
   authorizationServers: readonly string[];
   /** CORS_ORIGINS: the only browser origins allowed to call the endpoint. */
   corsOrigins: readonly string[];
+  /** MCP_STREAM_STALL_MS: a GET stream whose socket takes nothing for this long is closed; unset: 30 s. */
+  streamStallMs?: number | undefined;
 }
 
 function baseUrl(req: Request, publicUrl: string | undefined): string {
@@ -176,7 +178,10 @@ export function mcpRouter(deps: McpDeps): Router {
     if (!(req.get('accept') ?? '').includes('text/event-stream')) return rpcError(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
     const session = await sessionOf(req, res);
     if (!session) return;
-    await serveUpdates({ files: deps.clients.files, sessions, logger: deps.logger }, res, { sessionId: session.id, userId: session.userId, requestId: requestIdOf(res) });
+    const resume = resumeFrom(req.get('last-event-id'), session.id);
+    if (resume === NOT_OURS) return rpcError(res, 400, -32000, "Bad Request: Last-Event-ID is not the id of an event of this session's stream");
+    const streamDeps = { files: deps.clients.files, sessions, logger: deps.logger, stallMs: deps.streamStallMs ?? DEFAULT_STALL_MS };
+    await serveUpdates(streamDeps, res, { sessionId: session.id, userId: session.userId, requestId: requestIdOf(res), protocolVersion: session.protocolVersion }, resume);
   };
 
   const del: RequestHandler = async (req, res) => {
@@ -204,6 +209,7 @@ const TOO_MANY_VALUES = Symbol('too many values');
 const MALFORMED = Symbol('malformed');
 const STALLED = Symbol('stalled');
 const DEFAULT_IDLE_MS = 30_000;
+const DEFAULT_STALL_MS = 30_000;
 /**
  * What a body may take once parsed (JsonTextGuard's estimate): a whole file's content as one
  * string fits (about twice its bytes), millions of tiny values (`[],` takes ~25 times its

@@ -177,7 +177,11 @@ export class SessionStore {
     return this.run(() => this.redis.smembers(this.key(id, 'subs')));
   }
 
-  /** The changes cursor notifications continue from; set once (the first subscription), then only advanced. */
+  /**
+   * The session's position in the changes feed (event-ids.ts: a cursor, or a place among the
+   * changes after one) its GET stream continues from; set by the first subscription, then moved
+   * only by the session's stream (advance).
+   */
   async cursor(id: string): Promise<string | undefined> {
     return (await this.run(() => this.redis.get(this.key(id, 'cursor')))) ?? undefined;
   }
@@ -187,9 +191,9 @@ export class SessionStore {
   }
 
   /**
-   * Moves the cursor from `from` to `to` only while `owner` still holds the session's stream and
-   * the cursor is still `from`: a stream replaced by a newer one (on any replica) stops without
-   * delivering again what its successor delivers.
+   * Moves the position from `from` to `to` only while `owner` still holds the session's stream
+   * and the position is still `from`: a stream replaced by a newer one (on any replica) stops
+   * without delivering again what its successor delivers.
    */
   async advance(id: string, owner: string, from: string, to: string): Promise<boolean> {
     const done = await this.run(() =>
