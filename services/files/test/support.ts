@@ -25,7 +25,7 @@ export function useRedis(target: { url: string; cluster: boolean }): void {
 }
 
 export async function realFiles(
-  options: { maxReadBytes?: number; pendingMs?: number; graceMs?: number; keepRevisions?: number; retentionMs?: number; quotaBytes?: number; summaryMaxBytes?: number; maxTreeEntries?: number; maxFiles?: number; clock?: () => number } = {},
+  options: { maxReadBytes?: number; pendingMs?: number; graceMs?: number; keepRevisions?: number; retentionMs?: number; quotaBytes?: number; summaryMaxBytes?: number; maxTreeEntries?: number; maxFiles?: number; keepChanges?: number; keepChangesMs?: number; clock?: () => number } = {},
 ) {
   const { s3: endpoint, redisUrl } = inject('infra');
   const bucket = `int-${randomBytes(8).toString('hex')}`;
@@ -41,6 +41,8 @@ export async function realFiles(
     ...(options.retentionMs !== undefined && { retentionMs: options.retentionMs }),
     ...(options.maxTreeEntries !== undefined && { maxTreeEntries: options.maxTreeEntries }),
     ...(options.maxFiles !== undefined && { maxFiles: options.maxFiles }),
+    ...(options.keepChanges !== undefined && { keepChanges: options.keepChanges }),
+    ...(options.keepChangesMs !== undefined && { keepChangesMs: options.keepChangesMs }),
     ...(options.clock && { clock: options.clock }),
   };
   const index = new RedisFileIndex({ redis, keys, outbox, ...tuning });

@@ -41,9 +41,17 @@ export class RedisChangesLog implements ChangesLog {
       if (/no such key/i.test((err as Error).message)) return false;
       throw err;
     }
-    const at = info.indexOf('max-deleted-entry-id');
-    const deleted = at >= 0 ? String(info[at + 1]) : '0-0';
-    return compareIds(after, deleted) < 0;
+    const field = (name: string) => {
+      const at = info.indexOf(name);
+      return at >= 0 ? info[at + 1] : undefined;
+    };
+    // XDEL moves max-deleted-entry-id; the retention's XTRIM does not (Redis 7.0), it only moves
+    // the first entry. So past a trim, any cursor before the first entry left may have lost
+    // changes (one at the exact edge of the trim is told so too: it lists again, it never misses).
+    if (compareIds(after, String(field('max-deleted-entry-id') ?? '0-0')) < 0) return true;
+    const trimmed = Number(field('entries-added') ?? 0) > Number(field('length') ?? 0);
+    const first = field('recorded-first-entry-id') ?? (field('first-entry') as StreamEntry | null | undefined)?.[0];
+    return trimmed && first !== undefined && compareIds(after, String(first)) < 0;
   }
 
   async read(userId: string, after: string, count: number, waitMs: number, signal?: AbortSignal): Promise<LoggedChange[]> {
