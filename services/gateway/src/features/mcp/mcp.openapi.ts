@@ -32,7 +32,7 @@ export function mcpRouteDocs(): RouteDef[] {
       summary: 'MCP: send a JSON-RPC message (Streamable HTTP)',
       description:
         'The workspace as a Model Context Protocol server (docs/api/mcp.md). `initialize` opens a session (`Mcp-Session-Id` in the answer); other messages ' +
-        'name it. Requires `Accept: application/json, text/event-stream`. A request is answered as an SSE stream; notifications and responses with 202. ' +
+        'name it. Requires `Accept: application/json, text/event-stream`. A request is answered with its JSON-RPC response as JSON (`application/json`); notifications and responses with 202. ' +
         'Transport errors (unknown session 404, wrong Accept 406, malformed JSON-RPC 400) carry a JSON-RPC error body; 401 sends `WWW-Authenticate` with ' +
         '`resource_metadata`.',
       tag: 'MCP',
