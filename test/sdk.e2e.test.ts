@@ -75,6 +75,12 @@ describe('sdk — against the stack', () => {
     const stale = await client.PATCH('/v1/agents/{agentId}', { params: { path: { agentId }, header: { 'If-Match': `"${agent.currentConfigId}"` } }, body: { goal: 'late' } });
     expect(stale.response.status).toBe(412);
     expect(stale.error?.error).toMatchObject({ code: 'STALE_AGENT_CONFIG', details: { currentConfigId: patched.currentConfigId } });
+    // `details` is typed by `code`: narrowed on it, the current config id needs no cast.
+    const failure = stale.error!.error;
+    if (failure.code !== 'STALE_AGENT_CONFIG') throw new Error(`unexpected ${failure.code}`);
+    expectTypeOf(failure.details).toEqualTypeOf<{ currentConfigId: string } | undefined>();
+    const current: string = failure.details!.currentConfigId;
+    expect(current).toBe(patched.currentConfigId);
 
     const { versions } = ok(await client.GET('/v1/agents/{agentId}/versions', { params: { path: { agentId } } }));
     expect(versions.map((v) => v.configId)).toEqual([patched.currentConfigId, agent.currentConfigId]);

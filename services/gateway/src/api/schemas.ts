@@ -65,16 +65,45 @@ export const workspacePath = wellFormed(z.string()).describe(
 /** `{agentId}` in the path: the agents' routes and the automations (schedules, triggers) of an Agent. */
 export const AgentIdParams = z.object({ agentId: z.string().describe('`agt_` + 32 lowercase hex') }).strict();
 
+const int = () => z.number().int();
+const path = () => z.string().describe('The workspace path concerned');
+
+/**
+ * The `details` of the codes that have them, by code (docs/api/conventions.md#error-codes), so a
+ * typed client narrows `error.details` by `error.code` (`details.currentConfigId` of a
+ * STALE_AGENT_CONFIG needs no cast). Every figure is a whole number; other codes carry at most
+ * text or figures under names of their own.
+ */
+const DETAILS_BY_CODE = {
+  INVALID_ARGUMENT: { field: z.string().optional(), limit: int().optional().describe('The bound a tree passed (MAX_TREE_ENTRIES)') },
+  INVALID_PATH: { path: path().optional() },
+  IS_A_DIRECTORY: { path: path() },
+  QUOTA_EXCEEDED: { quota: z.string().describe('The setting: MAX_AGENTS, FILE_QUOTA_BYTES, MAX_FILES …'), limit: int(), used: int() },
+  STALE_AGENT_CONFIG: { currentConfigId: z.string() },
+  PRECONDITION_FAILED: { currentConfigId: z.string().optional(), currentSha256: z.string().nullable().optional().describe('null when no file is at the path') },
+  PROJECT_EXISTS: { name: z.string() },
+  PROJECT_ARCHIVED: { name: z.string() },
+  FILE_EXISTS: { path: path() },
+  PATH_CONFLICT: { path: path() },
+  DIRECTORY_NOT_EMPTY: { path: path() },
+  PAYLOAD_TOO_LARGE: { limit: int().optional() },
+  FILE_TOO_LARGE: { path: path(), limit: int() },
+  FILE_NOT_TEXT: { path: path() },
+  EDIT_NOT_APPLICABLE: { edit: int().describe('The 0-based index of the edit') },
+  SEARCH_TOO_EXPENSIVE: { budgetMs: int() },
+  RATE_LIMITED: { limit: int().optional(), retryAfter: int().optional() },
+} satisfies Partial<Record<(typeof ERROR_CODES)[number], z.ZodRawShape>>;
+
+const envelope = (code: z.ZodType, details: z.ZodType) => z.object({ code, message: z.string(), requestId: z.string(), details });
+const detailed = Object.keys(DETAILS_BY_CODE) as (keyof typeof DETAILS_BY_CODE)[];
+const others = ERROR_CODES.filter((c) => !(detailed as string[]).includes(c));
+
 export const ErrorEnvelope = z
   .object({
-    error: z.object({
-      code: z.enum(ERROR_CODES as [string, ...string[]]),
-      message: z.string(),
-      requestId: z.string(),
-      details: z
-        .record(z.string(), z.union([z.string(), z.number().int()]))
-        .optional()
-        .describe('What the error is about: text, or whole numbers for figures (QUOTA_EXCEEDED gives `limit` and `used` as integers)'),
-    }),
+    error: z.union([
+      ...detailed.map((code) => envelope(z.literal(code), z.object(DETAILS_BY_CODE[code]).optional())),
+      envelope(z.enum(others as [string, ...string[]]), z.record(z.string(), z.union([z.string(), int(), z.null()])).optional()),
+    ]),
   })
+  .describe('The error envelope: `details` has the shape its `code` gives it (text, or whole numbers for figures)')
   .meta({ id: 'Error' });
