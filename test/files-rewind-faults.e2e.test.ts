@@ -94,11 +94,12 @@ async function serving(u: ApiUser): Promise<void> {
  * When the rewind script to `to` sent at or after `since` (ms since the epoch) ran: its NOW
  * argument (the files service's clock as it sent the script) and its run time, from the
  * SLOWLOG of every master (a rewind of thousands of files takes well over its 10 ms). The
- * arguments are those checkpoints.redis.ts sends: NOW is the 7th, the mode and `to` the 13th and 14th.
+ * arguments are those checkpoints.redis.ts sends: NOW is the 7th, the mode and `to` the 15th and 16th
+ * (after the bounds, MAX_TREE_ENTRIES and MAX_FILES, in ARGV[7] and ARGV[8]).
  */
 async function scriptRun(to: string, since: number): Promise<{ at: number; ms: number } | undefined> {
   const entries = (await Promise.all(('nodes' in redis ? redis.nodes('master') : [redis]).map((n) => n.call('SLOWLOG', 'GET', '128')))).flat() as [number, number, number, string[]][];
-  const mine = entries.filter(([, , , args]) => args[12] === 'ck' && args[13] === to && Number(args[6]) >= since);
+  const mine = entries.filter(([, , , args]) => args[14] === 'ck' && args[15] === to && Number(args[6]) >= since);
   return mine.length === 1 ? { at: Number(mine[0]![3][6]), ms: mine[0]![2] / 1000 } : undefined;
 }
 

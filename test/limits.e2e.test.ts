@@ -49,7 +49,8 @@ function expectRefused(res: ApiResponse): void {
   expect(res.body.error).toMatchObject({ code: 'RATE_LIMITED', requestId: res.headers.get('x-request-id') });
   const retryAfter = res.headers.get('retry-after') ?? '';
   expect(retryAfter).toMatch(/^[1-9]\d*$/);
-  expect(res.body.error.details.retryAfter).toBe(retryAfter);
+  // A figure in details is a JSON number (docs/api/conventions.md).
+  expect(res.body.error.details.retryAfter).toBe(Number(retryAfter));
 }
 
 /** Requests the bucket may have let through in `ms`: its size, its refill, and one token of rounding. */
@@ -180,7 +181,7 @@ describe('concurrent uploads', () => {
     await expect.poll(() => redis.zcard(slots), { timeout: 10_000 }).toBe(MAX_UPLOADS);
     const refused = await smallUpload(u, '/files/c.txt');
     expectRefused(refused);
-    expect(refused.body.error.details.limit).toBe(String(MAX_UPLOADS));
+    expect(refused.body.error.details.limit).toBe(MAX_UPLOADS);
     // Another user has slots of their own.
     expect((await smallUpload(await stack.user(), '/files/c.txt')).status).toBe(200);
 
