@@ -88,7 +88,7 @@ export const configSchema = serviceConfig({ grpc: 50052, metrics: 9466 }).extend
   /** Checkpoints one user may keep (docs/api/files.md#checkpoints); one more → 403 QUOTA_EXCEEDED. */
   MAX_CHECKPOINTS: env.positiveInt(100),
   /**
-   * How often readiness asks the store again, at most (a HEAD of one small object): the probe
+   * How often readiness asks the store again, at most (a GET of one key that holds nothing): the probe
    * runs every 2 s, and on a real S3 each ask is a paid request per replica.
    */
   STORE_PROBE_INTERVAL_MS: env.positiveInt(30_000),

@@ -46,7 +46,7 @@ export const filesService = defineService({
     const client = createS3Client(s3);
     await ensureBucket(client, s3.bucket, s3.region);
     await ensureAbortRule(client, s3.bucket, logger);
-    ctx.probe(await storeProbe(client, s3.bucket, config.STORE_PROBE_INTERVAL_MS));
+    ctx.probe(storeProbe(client, s3.bucket, config.STORE_PROBE_INTERVAL_MS));
     const blobs = new MinioBlobStore({ client, bucket: s3.bucket });
     const keys = new IndexKeys(s3.bucket);
     // The index and the checkpoints share the scripts' settings: the retention and the bounds

@@ -41,24 +41,24 @@ export async function ensureBucket(client: Client, bucket: string, region: strin
   }
 }
 
-/** The object the readiness probe reads (a HEAD of one key is what every S3 answers cheaply). */
+/** The key readiness asks for: nothing is ever stored under it (objects live under `b/`). */
 const PROBE_KEY = 'health/probe';
 
 /**
- * The store's part of readiness: a HEAD of one small object the service wrote at its start, at
- * most once per `everyMs` while it answers (the probe runs every 2 s; a bucket HEAD there is a paid
- * request per replica, and a listing-sized one on some stores). A failure is checked again at
- * the next probe. Requests that meet a store that is down answer 503 meanwhile in any case.
+ * The store's part of readiness: a GET of one key that holds nothing, at most once per `everyMs`
+ * while it answers (the probe runs every 2 s; a bucket HEAD there was a paid request per replica,
+ * and a listing-sized one on some stores). NoSuchKey is the healthy answer: the store is there and
+ * so is the bucket (NoSuchBucket is not). A failure is asked again at the next probe; requests
+ * that meet a store that is down answer 503 meanwhile in any case.
  */
-export async function storeProbe(client: Client, bucket: string, everyMs: number): Promise<() => Promise<void>> {
-  await client.putObject(bucket, PROBE_KEY, Buffer.from('ok'), 2, { 'Content-Type': 'text/plain' });
-  let checkedAt = performance.now();
+export function storeProbe(client: Client, bucket: string, everyMs: number): () => Promise<void> {
+  let checkedAt = -Infinity;
   return async () => {
     if (performance.now() - checkedAt < everyMs) return;
     try {
-      await client.statObject(bucket, PROBE_KEY);
+      (await client.getObject(bucket, PROBE_KEY)).destroy();
     } catch (err) {
-      throw new Error(`the store does not answer for bucket ${bucket}`, { cause: err });
+      if ((err as { code?: string }).code !== 'NoSuchKey') throw new Error(`the store does not answer for bucket ${bucket}`, { cause: err });
     }
     checkedAt = performance.now();
   };
