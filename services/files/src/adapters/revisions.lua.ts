@@ -237,13 +237,25 @@ local lo, hi = '[' .. path .. '/', '(' .. path .. '0'
 local dir = isdir(path)
 local own = redis.call('EXISTS', history(path)) == 1
 local histories = #redis.call('ZRANGEBYLEX', HX, lo, hi, 'LIMIT', 0, 1) > 0
-if not dir and not own and not histories then return { 'FILE_NOT_FOUND', path } end
+-- The histories of explicit folders (P dh:<path>) at or below the path go too, so that no rewind
+-- or fork to a time brings a folder purged back; they hold no bytes, so they alone never ask for
+-- recursive.
+local folders = redis.call('EXISTS', dirHistory(path)) == 1 or #redis.call('ZRANGEBYLEX', DHX, lo, hi, 'LIMIT', 0, 1) > 0
+if not dir and not own and not histories and not folders then return { 'FILE_NOT_FOUND', path } end
 if ((dir and not emptyDir(path)) or histories) and not recursive then return { 'DIRECTORY_NOT_EMPTY', path } end
--- Two sets are walked: the tree below the path, and the paths with a history there (current
--- files, the trash, the paths files were moved away from); each is bounded.
-local large = bounded(below(Z, path), path) or bounded(below(HX, path), path)
+-- Three sets are walked: the tree below the path, the paths with a history there (current
+-- files, the trash, the paths files were moved away from), and those with a folder history; each
+-- is bounded.
+local large = bounded(below(Z, path), path) or bounded(below(HX, path), path) or bounded(below(DHX, path), path)
 if large then return large end
 if own then purge(path) end
+if folders then
+  local gone = redis.call('ZRANGEBYLEX', DHX, lo, hi)
+  if redis.call('ZSCORE', DHX, path) then gone[#gone + 1] = path end
+  for _, p in ipairs(gone) do redis.call('DEL', dirHistory(p)) end
+  bulk({ 'ZREM', DHX }, gone)
+  bulk({ 'ZREM', DHO }, gone)
+end
 local removed = 0
 if dir then
   for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, lo, hi)) do
@@ -329,8 +341,36 @@ for _, p in ipairs(paths) do
     redis.call('ZREM', T, p)
   end
 end
-local first = redis.call('ZRANGE', HO, 0, 0, 'WITHSCORES')
-return { dropped, first[2] or '', #paths == budget and 1 or 0 }
+-- The folder histories (P dh:<path>) with what budget is left: a record closed before the cutoff
+-- goes, oldest first; the open one (the folder there now) never does.
+local looked = #paths
+if looked < budget then
+  local dirs = redis.call('ZRANGEBYSCORE', DHO, '-inf', cutoff, 'LIMIT', 0, budget - looked)
+  looked = looked + #dirs
+  for _, p in ipairs(dirs) do
+    local h = dirHistory(p)
+    local look = nil
+    while true do
+      local tail = redis.call('LINDEX', h, -1)
+      if not tail then break end
+      local closed = tonumber(sub(tail, find(tail, '|', 1, true) + 1))
+      -- The folder there now: look again in a retention period.
+      if not closed then look = NOW break end
+      if closed > cutoff then look = closed break end
+      redis.call('RPOP', h)
+    end
+    if look then
+      redis.call('ZADD', DHO, look, p)
+    else
+      redis.call('ZREM', DHX, p)
+      redis.call('ZREM', DHO, p)
+    end
+  end
+end
+local first = redis.call('ZRANGE', HO, 0, 0, 'WITHSCORES')[2]
+local dirFirst = redis.call('ZRANGE', DHO, 0, 0, 'WITHSCORES')[2]
+if dirFirst and (not first or tonumber(dirFirst) < tonumber(first)) then first = dirFirst end
+return { dropped, first or '', looked == budget and 1 or 0 }
 `);
 
 /**
