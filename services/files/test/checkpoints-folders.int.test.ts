@@ -252,7 +252,7 @@ describe('rewind and fork — explicit folders', () => {
     later(RETENTION + DAY);
     await files.sweeper.sweep();
     expect(await files.redis.exists(`${P}dh:/files/r/old`)).toBe(0);
-    expect(await files.redis.zrange(`${P}dhx`, 0, -1)).toEqual(['/files/r', '/files/r/stays']);
+    expect(await files.redis.zrange(`${P}dhx`, '0', '-1')).toEqual(['/files/r', '/files/r/stays']);
     expect(await emptyFolder(u, '/files/r/stays')).toBe(true);
     await expectSound(u);
   });

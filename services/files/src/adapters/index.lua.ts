@@ -825,7 +825,8 @@ return { 'OK' }
 /**
  * Deletes a file, or a directory with all below it: ARGV[9] path, [10] '1' for recursive,
  * [11] event template, [12] user id, [13] If-Match (the file's sha256, '' for none). An explicit
- * folder that is empty goes without recursive. A tree of more than MAX_TREE_ENTRIES entries is refused
+ * folder that is empty goes without recursive, and every explicit folder that goes closes its
+ * folder history (dirGone()). A tree of more than MAX_TREE_ENTRIES entries is refused
  * (bounded()). Nothing is added: the files go from the tree to the trash, where they still count
  * toward MAX_FILES. → {'OK', kind, files removed} or {code, path} or {'TREE_TOO_LARGE', path, limit}.
  */
@@ -875,7 +876,8 @@ return { 'OK', 'directory', removed }
  * [13] 'move'|'copy', [14] event template, [15] user id, [16] If-Match on `from` and [17] on
  * the file `to` replaces (sha256s, '' for none; one on `to` that holds replaces it whatever the
  * mode says). Every file landing on a path, moved or copied, is a write there: a new revision in
- * its history. Explicit folders (docs/api/files.md#folders) go with their tree, empty or not.
+ * its history. Explicit folders (docs/api/files.md#folders) go with their tree, empty or not: a
+ * moved one's folder history closes at its old path and opens at its new one, a copy's opens.
  * The caller has checked that `to` is neither `from` nor below it. A tree of more than
  * MAX_TREE_ENTRIES entries below `from` is refused (bounded()), and so is a change whose entries
  * would pass MAX_FILES (room(): a copy adds what it creates, a move the folders it links at `to`
@@ -1049,8 +1051,9 @@ return { 'OK', to, kind }
 
 /**
  * Creates a folder explicitly (docs/api/files.md#folders), with its missing parents: each gets
- * the marker that keeps it while it is empty. ARGV[9] path, [10] event template, [11] user id.
- * A directory already there (implicit or not) is kept, and made explicit. The folders it creates
+ * the marker that keeps it while it is empty, and opens its folder history (dirMade()). ARGV[9]
+ * path, [10] event template, [11] user id. A directory already there (implicit or not) is kept, and
+ * made explicit (opening its folder history when it was not explicit yet). The folders it creates
  * must fit MAX_FILES (room()).
  * → {'OK', 'created'|'existed'} or {'PATH_CONFLICT', path, why} or {'QUOTA_EXCEEDED', used, limit, 'MAX_FILES'}.
  */

@@ -203,12 +203,14 @@ return { 'OK', restored, kind }
 
 /**
  * Deletes for good (docs/api/files.md#permanent-delete): the file at a path, or with recursive
- * everything at or below it — current files, the trash and every history — so their bytes are
- * unreachable at once and queued as garbage due now (the sweeper removes them at its next round,
- * whatever the grace). ARGV[9] path, [10] '1' for recursive, [11] event template, [12] user id,
+ * everything at or below it — current files, the trash and every history, the folder histories
+ * (P dh:<path>) too, so that no rewind or fork to a time brings a purged folder back — so their
+ * bytes are unreachable at once and queued as garbage due now (the sweeper removes them at its next
+ * round, whatever the grace). ARGV[9] path, [10] '1' for recursive, [11] event template, [12] user id,
  * [13] If-Match on the file at the path ('' for none). An explicit folder that is empty needs no
- * recursive. A tree of more than MAX_TREE_ENTRIES entries below the path, or more paths with a
- * history below it, is refused (bounded()).
+ * recursive (nor does a path with only folder histories at or below it, which holds no bytes). A
+ * tree of more than MAX_TREE_ENTRIES entries below the path, or more paths with a history below it,
+ * or with a folder history, is refused (bounded()).
  * → {'OK', 'file'|'directory'|'history', files removed} or {code, path} or {'TREE_TOO_LARGE', path, limit}.
  */
 export const PURGE = luaScript(`${PRELUDE}
@@ -284,9 +286,12 @@ return { 'OK', 'directory', removed }
  * stopped being current before the cutoff, oldest first — a record stops being current when the
  * next one is pushed; the last record of a path that holds no file when it was pushed (a deletion),
  * or when its file or a folder above it moved away (P mv); the current file's never. A path left
- * without records leaves the trash.
- * ARGV[9] cutoff (ms), [10] most paths to look at.
- * → {records dropped, the earliest path's score ('' for none), 1 when paths are left to look at}.
+ * without records leaves the trash. Then, with the paths left of the budget, the folder histories
+ * (P dh:<path>, P dho): a record closed before the cutoff goes, the open one (a folder there now)
+ * never does.
+ * ARGV[9] cutoff (ms), [10] most paths to look at (files' and folders' together).
+ * → {records of files dropped, the earliest path's score of either set ('' for none), 1 when paths
+ * are left to look at}.
  */
 export const RETAIN = luaScript(`${PRELUDE}
 local cutoff, budget = tonumber(ARGV[9]), tonumber(ARGV[10])
