@@ -632,11 +632,14 @@ describe('rewind — folders made since', () => {
       for (const p of ['/files/e/one.txt', '/files/e/two.txt']) expect(entries.find((e) => e.path === p)?.type, p).toBe('file');
       expect(entries.some((e) => e.path.startsWith('/files/e/one.txt/') || e.path.startsWith('/files/e/two.txt/'))).toBe(false);
       await expectSound(u);
-      // The undo brings the folders' file back (the empty folders are no files: a rewind is of files).
+      // The undo brings back the tree of before the rewind: the folders' file, and the explicit
+      // folders made since (empty ones too: folders created explicitly are part of the tree).
       const undo = await rewind(u, '/files/e', res.body.checkpointId);
       expect(undo.status, undo.text).toBe(200);
+      expect(undo.body).toMatchObject({ restored: 1, removed: 2, unchanged: 1 });
       expect((await read(u, '/files/e/two.txt/inner/new.txt')).body.content).toBe('new');
       expect((await stat(u, '/files/e/two.txt')), 'the file of then went to the trash again').toBeUndefined();
+      for (const p of ['/files/e/one.txt/x/y', '/files/e/one.txt/z', '/files/e/two.txt/empty', '/files/e/keep/made-since']) expect(await list(u, p), p).toEqual([]);
       await expectSound(u);
     });
   }

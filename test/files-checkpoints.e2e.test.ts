@@ -2,7 +2,7 @@ import { readEvents } from '@workspace/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testNats } from './support/backends.js';
 import { q } from './support/files.js';
-import { download, ISO_MS, move, ok, put, read, sha256 } from './support/files-api.js';
+import { download, ISO_MS, list, move, ok, put, read, sha256 } from './support/files-api.js';
 import { auditIndex } from './support/files-index-check.js';
 import { startStack, type ApiResponse, type ApiUser, type Stack } from './support/stack.js';
 
@@ -408,5 +408,49 @@ describe('checkpoints and explicit folders', () => {
     const fork = await u.request('POST', '/v1/agent/files/copy', { from: '/files/x', to: '/files/x-fork', at: c.checkpointId });
     expect(fork.status, fork.text).toBe(200);
     expect(Object.keys(await tree(u, '/files/x-fork'))).toEqual(['/files/x-fork/a.txt']);
+    expect(await folders(u, '/files/x-fork'), 'the fork holds the explicit folders of then').toEqual(['/files/x-fork/empty', '/files/x-fork/kept', '/files/x-fork/kept/inner']);
   });
+
+  for (const by of ['checkpoint', 'time'] as const) {
+    it(`rewind and fork to a ${by} — explicit empty folders are part of the tree: deleted since, they are listed again, empty; made since, they are gone; a fork holds them; the counts are of files`, async () => {
+      const u = await stack.user();
+      const mkdir = async (path: string) => expect((await u.request('POST', '/v1/agent/files/directories', { path })).status).toBe(201);
+      await put(stack, u, '/files/ef/a.txt', 'a');
+      await mkdir('/files/ef/kept');
+      await mkdir('/files/ef/gone/inner');
+      const c = await taken(u, '/files/ef');
+      const at = await moment();
+      expect((await remove(u, '/files/ef/gone', true)).status).toBe(200);
+      await mkdir('/files/ef/made/since');
+      const to = by === 'checkpoint' ? c.checkpointId : at;
+      const res = await rewind(u, '/files/ef', to);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toMatchObject({ restored: 0, removed: 0, unchanged: 1 });
+      expect(await folders(u, '/files/ef')).toEqual(['/files/ef/gone', '/files/ef/gone/inner', '/files/ef/kept']);
+      expect(await list(u, '/files/ef/gone/inner')).toEqual([]);
+      expect((await u.request('GET', `/v1/agent/files?path=${q('/files/ef/made')}`)).status).toBe(404);
+      // Explicit again: an empty one goes without recursive, and the one above it stays.
+      expect((await remove(u, '/files/ef/gone/inner')).status).toBe(200);
+      expect(await list(u, '/files/ef/gone')).toEqual([]);
+      expect((await auditIndex(stack, u)).problems).toEqual([]);
+      // The undo gives back the folders as they were before the rewind.
+      const undo = await rewind(u, '/files/ef', res.body.checkpointId);
+      expect(undo.status, undo.text).toBe(200);
+      expect(await folders(u, '/files/ef')).toEqual(['/files/ef/kept', '/files/ef/made', '/files/ef/made/since']);
+      // A fork of the tree of then holds them, also once `from` is gone.
+      expect((await remove(u, '/files/ef', true)).status).toBe(200);
+      const fork = await u.request('POST', '/v1/agent/files/copy', { from: '/files/ef', to: '/files/ef-fork', at: to });
+      expect(fork.status, fork.text).toBe(200);
+      expect(Object.keys(await tree(u, '/files/ef-fork'))).toEqual(['/files/ef-fork/a.txt']);
+      expect(await folders(u, '/files/ef-fork')).toEqual(['/files/ef-fork/gone', '/files/ef-fork/gone/inner', '/files/ef-fork/kept']);
+      expect(await list(u, '/files/ef-fork/gone/inner')).toEqual([]);
+      expect((await remove(u, '/files/ef-fork/gone/inner')).status, 'explicit in the fork too').toBe(200);
+      expect((await auditIndex(stack, u)).problems).toEqual([]);
+    });
+  }
 });
+
+/** Every folder at or below `path` (below it, as a recursive listing shows them). */
+async function folders(u: ApiUser, path: string): Promise<string[]> {
+  return (await list(u, path, { recursive: true })).filter((e) => e.type === 'directory').map((e) => e.path);
+}

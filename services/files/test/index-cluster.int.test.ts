@@ -1,9 +1,10 @@
 /**
  * The file index's own suites — paths and listings, revisions, trash and retention, checkpoints
- * and rewind — again on a 3-master Redis Cluster. Every script must keep to the user's slot to
- * run there at all, and a user's keys spread over the cluster's nodes with the users. The suites
- * are the same modules as on the single Redis: this file points realFiles() at the cluster before
- * their hooks run (hooks run in the order they are declared), then imports them.
+ * and rewind, and the explicit folders a rewind and a fork rebuild — again on a 3-master Redis
+ * Cluster. Every script must keep to the user's slot to run there at all, and a user's keys spread
+ * over the cluster's nodes with the users. The suites are the same modules as on the single Redis:
+ * this file points realFiles() at the cluster before their hooks run (hooks run in the order they
+ * are declared), then imports them.
  */
 import { luaScript } from '@workspace/platform';
 import { startRedisCluster, type RedisClusterHandle } from '@workspace/testkit';
@@ -55,3 +56,4 @@ await import('./index.int.test.js');
 await import('./revisions.int.test.js');
 await import('./checkpoints.int.test.js');
 await import('./bounds.int.test.js');
+await import('./checkpoints-folders.int.test.js');

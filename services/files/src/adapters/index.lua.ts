@@ -43,6 +43,20 @@
  *   P mv         ZSET   path → when a file or a folder was last moved away from it: the records
  *                       left behind stop being current then (one entry per move, however many
  *                       files; the retention drops entries once they are a retention period old)
+ *   P dh:<path>  LIST   the history of the explicit folder at the path (a marker "" in P c:<path>),
+ *                       so that a rewind or a fork to a time knows which explicit folders were
+ *                       there (checkpoints.lua.ts): newest first, at most KEEP_REVS records
+ *                       "createdAt|deletedAt" (ms), one per span of time the folder was there.
+ *                       Every script that adds the marker opens one ("createdAt|": create, the
+ *                       copy or move of a folder onto the path, a rewind or a fork that makes it),
+ *                       and every one that takes it away closes it (a delete, a move away, a
+ *                       rewind); only the newest record is ever open, and it is while the folder
+ *                       is there. A folder made before these histories existed has none until it
+ *                       goes: then it gets one from 0 (dirGone()). Records hold no reference.
+ *   P dhx        ZSET   every path with a folder history, score 0 (lex ranges: a tree's folders)
+ *   P dho        ZSET   path → a time before which its oldest folder record cannot have been
+ *                       closed: the retention by age looks at it once that is a retention period
+ *                       old, and drops the records closed before the cutoff (never the open one)
  *
  * The scripts of revisions, the trash, restores, purges, retention and usage are in
  * revisions.lua.ts, on the same prelude.
@@ -69,6 +83,7 @@ local E, Z, R, G, L = P .. 'e', P .. 'z', P .. 'refs', P .. 'gc', P .. 'log'
 local SZ, U, KS, SK = P .. 'sz', P .. 'used', P .. 'ks', P .. 'sk'
 local RSV, RSVT = P .. 'rsv', P .. 'rsvt'
 local T, HX, HO, MV = P .. 't', P .. 'hx', P .. 'ho', P .. 'mv'
+local DHX, DHO = P .. 'dhx', P .. 'dho'
 local ROOT = '/files'
 
 local revCount, revHigh = 0, nil
@@ -382,6 +397,36 @@ local function movedAway(p)
   redis.call('ZADD', P .. 'mvs', 0, m)
   redis.call('ZADD', P .. 'mvst', NOW, m)
 end
+-- The history of the explicit folder at p (P dh:<path> in the header): dirMade(p) when the marker
+-- is added at p, where no explicit folder was, dirGone(p) when it is taken away.
+local function dirHistory(p)
+  return P .. 'dh:' .. p
+end
+local function dirPush(p, r)
+  local h = dirHistory(p)
+  local n = redis.call('LPUSH', h, r)
+  if n == 1 then
+    redis.call('ZADD', DHX, 0, p)
+    redis.call('ZADD', DHO, 'NX', NOWS, p)
+  elseif n > KEEP_REVS then
+    redis.call('LTRIM', h, 0, KEEP_REVS - 1)
+  end
+end
+local function dirMade(p)
+  dirPush(p, NOWS .. '|')
+end
+local function dirGone(p)
+  local h = dirHistory(p)
+  local top = redis.call('LINDEX', h, 0)
+  if top and sub(top, -1) == '|' then
+    redis.call('LSET', h, 0, top .. NOWS)
+  else
+    -- No open record: a folder made before folder histories were kept (there since the start, as
+    -- far as the index knows).
+    dirPush(p, (top and sub(top, find(top, '|', 1, true) + 1) or '0') .. '|' .. NOWS)
+  end
+end
+
 -- An entry's fields: size, mtime, sha256, key, revision.
 local function entryOf(v)
   return v:match('^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
@@ -614,12 +659,11 @@ local function unlinking(p, keep)
   end
   return n
 end
--- The folders the files at \`paths\` need that are missing now, each once (what linking them adds
--- beside the files).
-local function newFolders(paths)
+-- The folders the files at \`paths\` need that are missing now, and the folders \`dirs\` (optional)
+-- with theirs, each once (what linking them adds beside the files).
+local function newFolders(paths, dirs)
   local known, n = {}, 0
-  for _, p in ipairs(paths) do
-    local d = split(p)
+  local function need(d)
     while d ~= ROOT and known[d] == nil do
       known[d] = redis.call('EXISTS', children(d)) == 1
       if known[d] then break end
@@ -627,6 +671,8 @@ local function newFolders(paths)
       d = split(d)
     end
   end
+  for _, p in ipairs(paths) do need((split(p))) end
+  for _, d in ipairs(dirs or {}) do need(d) end
   return n
 end
 -- Of the paths \`to\` .. (each of \`rels\`), those in the trash (asked only when the trash holds
@@ -637,18 +683,19 @@ local function trashedAmong(to, rels)
   for _, rel in ipairs(rels) do n = n + inTrash(to .. rel) end
   return n
 end
--- The files and folders below \`root\` of a tree of the files \`paths\` (all below root): what
--- rebuilding it touches, as a listing counts it.
-local function treeSize(paths, root)
+-- The files and folders below \`root\` of a tree of the files \`paths\` (all below root) and the
+-- folders \`dirs\` (optional; at or below root): what rebuilding it touches, as a listing counts it.
+local function treeSize(paths, root, dirs)
   local seen, n, cut = {}, #paths, #root
-  for _, p in ipairs(paths) do
-    local d = split(p)
+  local function count(d)
     while #d > cut and not seen[d] do
       seen[d] = true
       n = n + 1
       d = split(d)
     end
   end
+  for _, p in ipairs(paths) do count((split(p))) end
+  for _, d in ipairs(dirs or {}) do count(d) end
   return n
 end
 
@@ -778,7 +825,8 @@ return { 'OK' }
 /**
  * Deletes a file, or a directory with all below it: ARGV[9] path, [10] '1' for recursive,
  * [11] event template, [12] user id, [13] If-Match (the file's sha256, '' for none). An explicit
- * folder that is empty goes without recursive. A tree of more than MAX_TREE_ENTRIES entries is refused
+ * folder that is empty goes without recursive, and every explicit folder that goes closes its
+ * folder history (dirGone()). A tree of more than MAX_TREE_ENTRIES entries is refused
  * (bounded()). Nothing is added: the files go from the tree to the trash, where they still count
  * toward MAX_FILES. → {'OK', kind, files removed} or {code, path} or {'TREE_TOO_LARGE', path, limit}.
  */
@@ -808,12 +856,14 @@ for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, lo, hi)) do
     trashed(p, v, b)
     removed = removed + 1
   else
+    if explicit(p) then dirGone(p) end
     redis.call('DEL', children(p))
   end
 end
 bulk({ 'HDEL', E }, gone)
 flush(b)
 redis.call('ZREMRANGEBYLEX', Z, lo, hi)
+if explicit(path) then dirGone(path) end
 redis.call('DEL', children(path))
 detach(path, nil)
 log('deleted', 'directory', path)
@@ -826,7 +876,8 @@ return { 'OK', 'directory', removed }
  * [13] 'move'|'copy', [14] event template, [15] user id, [16] If-Match on `from` and [17] on
  * the file `to` replaces (sha256s, '' for none; one on `to` that holds replaces it whatever the
  * mode says). Every file landing on a path, moved or copied, is a write there: a new revision in
- * its history. Explicit folders (docs/api/files.md#folders) go with their tree, empty or not.
+ * its history. Explicit folders (docs/api/files.md#folders) go with their tree, empty or not: a
+ * moved one's folder history closes at its old path and opens at its new one, a copy's opens.
  * The caller has checked that `to` is neither `from` nor below it. A tree of more than
  * MAX_TREE_ENTRIES entries below `from` is refused (bounded()), and so is a change whose entries
  * would pass MAX_FILES (room(): a copy adds what it creates, a move the folders it links at `to`
@@ -889,7 +940,12 @@ else
     -- bulk, a few calls for the whole tree.
     local b, gone, entries, linked = batch(), {}, {}, {}
     local kids, dirs = { [from] = {} }, { from }
-    if explicit(from) then kids[from][1] = '0'; kids[from][2] = '' end
+    -- An explicit folder's history ends at \`from\` and begins at \`to\` (dirGone(), dirMade()).
+    if explicit(from) then
+      kids[from][1] = '0'; kids[from][2] = ''
+      dirGone(from)
+      dirMade(to)
+    end
     local folderOf = folders()
     for _, m in ipairs(members) do
       local i = find(m, '\\0', 1, true)
@@ -927,7 +983,11 @@ else
         siblings[#siblings + 1] = sub(p, slash + 1)
         dirs[#dirs + 1] = p
         local own = {}
-        if explicit(p) then own[1] = '0'; own[2] = '' end
+        if explicit(p) then
+          own[1] = '0'; own[2] = ''
+          dirGone(p)
+          dirMade(target)
+        end
         kids[p] = own
         linked[#linked + 1] = '0'
         linked[#linked + 1] = target
@@ -951,7 +1011,10 @@ else
   else
     -- Copies get new revisions, so their members differ: the child sets are built anew (with
     -- the marker of every explicit folder, so an empty one is copied too).
-    if explicit(from) then redis.call('ZADD', children(to), 0, '') end
+    if explicit(from) then
+      redis.call('ZADD', children(to), 0, '')
+      dirMade(to)
+    end
     for _, m in ipairs(members) do
       local p, v = decode(m)
       local target = to .. p:sub(cut)
@@ -963,6 +1026,7 @@ else
         written(target, nil, v)
       elseif explicit(p) then
         redis.call('ZADD', children(target), 0, '')
+        dirMade(target)
       end
       redis.call('ZADD', Z, 0, member(target, v))
       redis.call('ZADD', children(parent), 0, member(name, v))
@@ -987,8 +1051,9 @@ return { 'OK', to, kind }
 
 /**
  * Creates a folder explicitly (docs/api/files.md#folders), with its missing parents: each gets
- * the marker that keeps it while it is empty. ARGV[9] path, [10] event template, [11] user id.
- * A directory already there (implicit or not) is kept, and made explicit. The folders it creates
+ * the marker that keeps it while it is empty, and opens its folder history (dirMade()). ARGV[9]
+ * path, [10] event template, [11] user id. A directory already there (implicit or not) is kept, and
+ * made explicit (opening its folder history when it was not explicit yet). The folders it creates
  * must fit MAX_FILES (room()).
  * → {'OK', 'created'|'existed'} or {'PATH_CONFLICT', path, why} or {'QUOTA_EXCEEDED', used, limit, 'MAX_FILES'}.
  */
@@ -999,7 +1064,10 @@ local above = fileAbove(path)
 if above then return { 'PATH_CONFLICT', above, 'a file exists where a directory is needed' } end
 if redis.call('HEXISTS', E, path) == 1 then return { 'PATH_CONFLICT', path, 'a file exists at this path' } end
 if isdir(path) then
-  redis.call('ZADD', children(path), 0, '')
+  if not explicit(path) then
+    redis.call('ZADD', children(path), 0, '')
+    dirMade(path)
+  end
   return { 'OK', 'existed' }
 end
 -- The missing parents (up to the nearest existing directory) are linked by attach, then marked.
@@ -1012,7 +1080,10 @@ end
 local full = room(#missing)
 if full then return full end
 attach(path, nil)
-for _, d in ipairs(missing) do redis.call('ZADD', children(d), 0, '') end
+for _, d in ipairs(missing) do
+  redis.call('ZADD', children(d), 0, '')
+  dirMade(d)
+end
 log('created', 'directory', path)
 emit(ARGV[10], 'file.created', path, { userId = ARGV[11], path = path, kind = 'directory' })
 return { 'OK', 'created' }

@@ -203,12 +203,14 @@ return { 'OK', restored, kind }
 
 /**
  * Deletes for good (docs/api/files.md#permanent-delete): the file at a path, or with recursive
- * everything at or below it — current files, the trash and every history — so their bytes are
- * unreachable at once and queued as garbage due now (the sweeper removes them at its next round,
- * whatever the grace). ARGV[9] path, [10] '1' for recursive, [11] event template, [12] user id,
+ * everything at or below it — current files, the trash and every history, the folder histories
+ * (P dh:<path>) too, so that no rewind or fork to a time brings a purged folder back — so their
+ * bytes are unreachable at once and queued as garbage due now (the sweeper removes them at its next
+ * round, whatever the grace). ARGV[9] path, [10] '1' for recursive, [11] event template, [12] user id,
  * [13] If-Match on the file at the path ('' for none). An explicit folder that is empty needs no
- * recursive. A tree of more than MAX_TREE_ENTRIES entries below the path, or more paths with a
- * history below it, is refused (bounded()).
+ * recursive (nor does a path with only folder histories at or below it, which holds no bytes). A
+ * tree of more than MAX_TREE_ENTRIES entries below the path, or more paths with a history below it,
+ * or with a folder history, is refused (bounded()).
  * → {'OK', 'file'|'directory'|'history', files removed} or {code, path} or {'TREE_TOO_LARGE', path, limit}.
  */
 export const PURGE = luaScript(`${PRELUDE}
@@ -237,13 +239,25 @@ local lo, hi = '[' .. path .. '/', '(' .. path .. '0'
 local dir = isdir(path)
 local own = redis.call('EXISTS', history(path)) == 1
 local histories = #redis.call('ZRANGEBYLEX', HX, lo, hi, 'LIMIT', 0, 1) > 0
-if not dir and not own and not histories then return { 'FILE_NOT_FOUND', path } end
+-- The histories of explicit folders (P dh:<path>) at or below the path go too, so that no rewind
+-- or fork to a time brings a folder purged back; they hold no bytes, so they alone never ask for
+-- recursive.
+local folders = redis.call('EXISTS', dirHistory(path)) == 1 or #redis.call('ZRANGEBYLEX', DHX, lo, hi, 'LIMIT', 0, 1) > 0
+if not dir and not own and not histories and not folders then return { 'FILE_NOT_FOUND', path } end
 if ((dir and not emptyDir(path)) or histories) and not recursive then return { 'DIRECTORY_NOT_EMPTY', path } end
--- Two sets are walked: the tree below the path, and the paths with a history there (current
--- files, the trash, the paths files were moved away from); each is bounded.
-local large = bounded(below(Z, path), path) or bounded(below(HX, path), path)
+-- Three sets are walked: the tree below the path, the paths with a history there (current
+-- files, the trash, the paths files were moved away from), and those with a folder history; each
+-- is bounded.
+local large = bounded(below(Z, path), path) or bounded(below(HX, path), path) or bounded(below(DHX, path), path)
 if large then return large end
 if own then purge(path) end
+if folders then
+  local gone = redis.call('ZRANGEBYLEX', DHX, lo, hi)
+  if redis.call('ZSCORE', DHX, path) then gone[#gone + 1] = path end
+  for _, p in ipairs(gone) do redis.call('DEL', dirHistory(p)) end
+  bulk({ 'ZREM', DHX }, gone)
+  bulk({ 'ZREM', DHO }, gone)
+end
 local removed = 0
 if dir then
   for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, lo, hi)) do
@@ -272,9 +286,12 @@ return { 'OK', 'directory', removed }
  * stopped being current before the cutoff, oldest first — a record stops being current when the
  * next one is pushed; the last record of a path that holds no file when it was pushed (a deletion),
  * or when its file or a folder above it moved away (P mv); the current file's never. A path left
- * without records leaves the trash.
- * ARGV[9] cutoff (ms), [10] most paths to look at.
- * → {records dropped, the earliest path's score ('' for none), 1 when paths are left to look at}.
+ * without records leaves the trash. Then, with the paths left of the budget, the folder histories
+ * (P dh:<path>, P dho): a record closed before the cutoff goes, the open one (a folder there now)
+ * never does.
+ * ARGV[9] cutoff (ms), [10] most paths to look at (files' and folders' together).
+ * → {records of files dropped, the earliest path's score of either set ('' for none), 1 when paths
+ * are left to look at}.
  */
 export const RETAIN = luaScript(`${PRELUDE}
 local cutoff, budget = tonumber(ARGV[9]), tonumber(ARGV[10])
@@ -329,8 +346,36 @@ for _, p in ipairs(paths) do
     redis.call('ZREM', T, p)
   end
 end
-local first = redis.call('ZRANGE', HO, 0, 0, 'WITHSCORES')
-return { dropped, first[2] or '', #paths == budget and 1 or 0 }
+-- The folder histories (P dh:<path>) with what budget is left: a record closed before the cutoff
+-- goes, oldest first; the open one (the folder there now) never does.
+local looked = #paths
+if looked < budget then
+  local dirs = redis.call('ZRANGEBYSCORE', DHO, '-inf', cutoff, 'LIMIT', 0, budget - looked)
+  looked = looked + #dirs
+  for _, p in ipairs(dirs) do
+    local h = dirHistory(p)
+    local look = nil
+    while true do
+      local tail = redis.call('LINDEX', h, -1)
+      if not tail then break end
+      local closed = tonumber(sub(tail, find(tail, '|', 1, true) + 1))
+      -- The folder there now: look again in a retention period.
+      if not closed then look = NOW break end
+      if closed > cutoff then look = closed break end
+      redis.call('RPOP', h)
+    end
+    if look then
+      redis.call('ZADD', DHO, look, p)
+    else
+      redis.call('ZREM', DHX, p)
+      redis.call('ZREM', DHO, p)
+    end
+  end
+end
+local first = redis.call('ZRANGE', HO, 0, 0, 'WITHSCORES')[2]
+local dirFirst = redis.call('ZRANGE', DHO, 0, 0, 'WITHSCORES')[2]
+if dirFirst and (not first or tonumber(dirFirst) < tonumber(first)) then first = dirFirst end
+return { dropped, first or '', looked == budget and 1 or 0 }
 `);
 
 /**

@@ -27,7 +27,8 @@ export function checkpointsRoutes(files: FilesClient): RouteDef[] {
       operationId: 'createCheckpoint',
       summary: 'Take a checkpoint of a tree',
       description:
-        'Records which revision every file at or below `path` has now, without copying a byte. The revisions it names are kept (neither FILE_REVISIONS ' +
+        'Records which revision every file at or below `path` has now, and the folders created explicitly there, without copying a byte. ' +
+        'The revisions it names are kept (neither FILE_REVISIONS ' +
         'nor FILE_REVISION_DAYS trims them) while it exists; their bytes count once toward FILE_QUOTA_BYTES. At most MAX_CHECKPOINTS (default 100) per ' +
         'user: one more → 403 QUOTA_EXCEEDED. Rewind to it with `files/rewind`, or fork it with `files/copy` and `at`. A tree of more than ' +
         'MAX_TREE_ENTRIES (default 10,000) entries below `path` → 400 INVALID_ARGUMENT (`details.field` `path`, `details.limit`): take a folder below it.',
@@ -95,11 +96,14 @@ export function checkpointsRoutes(files: FilesClient): RouteDef[] {
       description:
         'In one atomic step the tree at `path` becomes exactly what it was at `to`: every file of then is back at its path with its content (files moved ' +
         'or deleted since come back; differing content comes back as a new revision), and every file that did not exist then goes to the trash ' +
-        '(restorable). A checkpoint of `path` is taken just before (`checkpointId`): rewind to it to undo. One `rewound` change in the feed and one ' +
+        '(restorable). Folders created explicitly (`files/directories`) are part of the tree: those of then exist again, those made since are ' +
+        'removed; `restored`, `removed` and `unchanged` count files. ' +
+        'A checkpoint of `path` is taken just before (`checkpointId`): rewind to it to undo. One `rewound` change in the feed and one ' +
         '`file.rewound` event. `to` older than FILE_REVISION_DAYS → 410 HISTORY_EXPIRED; a checkpoint not taken at `path` or above it → 400 ' +
         '(`details.field` = `to`); a file above `path` → 409 PATH_CONFLICT. The checkpoint taken before counts toward MAX_CHECKPOINTS. The tree now ' +
-        'and the tree it rebuilds (for a time, also the paths with a history below `path`) each at most MAX_TREE_ENTRIES (default 10,000) entries, ' +
-        'else 400 INVALID_ARGUMENT (`details.field` `path`, `details.limit`); the files that come back at paths that hold none, with their folders, ' +
+        'and the tree it rebuilds (for a time, also the paths with a history below `path`, and those with a folder history) each at most ' +
+        'MAX_TREE_ENTRIES (default 10,000) entries, else 400 INVALID_ARGUMENT (`details.field` `path`, `details.limit`); the files that come back ' +
+        'at paths that hold none, with their folders and the explicit folders of then, ' +
         'count toward MAX_FILES (403 QUOTA_EXCEEDED when they would pass it). Refused, nothing changes.',
       tag: 'Files',
       body: RewindBody,

@@ -21,7 +21,7 @@ export const Checkpoint = z
     path: z.string().describe('The tree it records'),
     label: z.string(),
     createdAt: timestamp,
-    files: z.number().int().describe('The files it records'),
+    files: z.number().int().describe('The files it records (folders are not counted)'),
     bytes: z.number().int().describe('The bytes of their distinct contents (each once)'),
   })
   .meta({

@@ -178,7 +178,8 @@ function moveRoute(files: FilesClient, verb: 'move' | 'copy'): RouteDef {
       (move
         ? 'Atomic and index-only: no listing, read or export ever sees both trees or neither, and its cost does not grow with file sizes. A case-only rename works. '
         : 'The copy shares bytes with its source (no byte is copied); the two are independent files from then on. With `at` (a checkpoint id or a ' +
-          'time) it is a fork: the copy is of the tree at `from` as it was then, also when `from` no longer exists (docs/api/files.md#fork). ') +
+          'time) it is a fork: the copy is of the tree at `from` as it was then, its explicit folders included, also when `from` no longer exists ' +
+          '(docs/api/files.md#fork); a path of the fork over 900 UTF-8 bytes → 400 INVALID_PATH. ') +
       'A file onto an existing file follows `onConflict`; a directory never merges or replaces (409 PATH_CONFLICT whatever `onConflict` says), and nothing ' +
       'goes onto a directory or under a file. A file\'s mimeType follows its new name. `If-Match: "<sha256>"` guards `from` and `ifMatchTo` the file at ' +
       '`to` (which it then replaces whatever `onConflict` says): 412 PRECONDITION_FAILED when one does not hold, and nothing changes. A tree of more ' +

@@ -68,7 +68,8 @@ export const rewindTool = defineTool({
   title: 'Rewind a tree',
   description:
     'Makes the tree at `path` exactly what it was at `to` — a checkpoint id (of `path` or above it) or an ISO 8601 time within the retained history — in ' +
-    'one atomic step: files of then come back, newer files go to the trash. A checkpoint of the tree as it was just before is taken first (its id is ' +
+    'one atomic step: files of then come back, newer files go to the trash, folders created explicitly then exist again and those made since go. ' +
+    'A checkpoint of the tree as it was just before is taken first (its id is ' +
     'in the answer), so a rewind can itself be undone.',
   input: z.strictObject({ path: PathArg, to: z.string().min(1) }),
   output: z.object({
