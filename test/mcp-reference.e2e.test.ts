@@ -129,6 +129,7 @@ describe('mcp reference — relative paths', () => {
       expect(failure(await c.call('read_text_file', { path })).code, path).toBe('INVALID_PATH');
       expect(failure(await c.call('write_file', { path, content: 'x' })).code, path).toBe('INVALID_PATH');
     }
+    expect(failure(await c.call('write_file', { path: '', content: 'x' }))).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'path' } });
     await c.close();
   });
 });
@@ -162,7 +163,7 @@ describe('mcp reference — answers an agent can act on', () => {
     await put(stack, u, '/files/m/a.txt', 'A');
     await put(stack, u, '/files/m/taken.txt', 'T');
     for (const tool of ['move_file', 'copy_file']) {
-      const refused = failure(await c.call(tool, { source: '/files/m/a.txt', destination: 'm/taken.txt' }));
+      const refused = failure(await c.call(tool, { source: '/files/m/a.txt', destination: '/files/m/taken.txt' }));
       expect(refused).toMatchObject({ code: 'FILE_EXISTS', details: { path: '/files/m/taken.txt' } });
       expect(refused.message).toBe('a file already exists at /files/m/taken.txt; delete or move it first, or choose another destination');
       // The advice it gave before named an argument these tools refuse.

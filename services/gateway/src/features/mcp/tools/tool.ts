@@ -63,14 +63,21 @@ export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint:
  * `../x` is /files/../x, refused there as INVALID_PATH like any other bad path.
  */
 export function workspacePath(arg: string): string {
-  // '' stays '': the path rules refuse it (INVALID_PATH), as they refuse every path not under /files.
-  if (arg === '' || arg.startsWith('/')) return arg;
+  if (arg.startsWith('/')) return arg;
   const rel = arg.replace(/^\.(?:\/|$)/, '');
   return rel === '' ? ROOT : `${ROOT}/${rel}`;
 }
 
-/** Every path argument of every tool (path, paths[], source, destination): the one place relative paths are resolved. */
-export const PathArg = z.string().transform(workspacePath);
+/**
+ * Every path argument of every tool (path, paths[], source, destination): the one place relative
+ * paths are resolved. An empty one is refused here (it would be no path at all for the service);
+ * as a check inside the transform it costs tools/list nothing.
+ */
+export const PathArg = z.string().transform((arg, ctx) => {
+  if (arg !== '') return workspacePath(arg);
+  ctx.issues.push({ code: 'custom', message: 'a path cannot be empty', input: arg });
+  return z.NEVER;
+});
 
 export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters');
 
