@@ -38,7 +38,7 @@ describe('mcp tools', () => {
     const validator = new AjvJsonSchemaValidator();
     const failure = { error: { code: 'FILE_NOT_FOUND', message: 'no file at /files/a', details: { path: '/files/a' } } };
     for (const tool of TOOLS) {
-      const check = validator.getValidator(describeTool(tool).outputSchema);
+      const check = validator.getValidator(describeTool(tool).outputSchema as Parameters<typeof validator.getValidator>[0]);
       expect(check(failure).valid, tool.name).toBe(true);
       expect(check({ error: 'FILE_NOT_FOUND' }).valid, tool.name).toBe(false);
     }
