@@ -34,7 +34,7 @@ describe('mcp — tools', () => {
     const c = await session(await stack.user());
     const { tools } = await c.client.listTools();
     const names = tools.map((t) => t.name);
-    for (const name of ['read_text_file', 'read_media_file', 'read_multiple_files', 'write_file', 'edit_file', 'create_directory', 'list_directory', 'list_directory_with_sizes', 'directory_tree', 'move_file', 'search_files', 'get_file_info', 'copy_file', 'delete_file', 'list_revisions', 'restore_file', 'grep', 'create_checkpoint', 'rewind', 'list_projects']) {
+    for (const name of ['read_file', 'read_text_file', 'read_media_file', 'read_multiple_files', 'write_file', 'edit_file', 'create_directory', 'list_directory', 'list_directory_with_sizes', 'directory_tree', 'move_file', 'search_files', 'get_file_info', 'list_allowed_directories', 'copy_file', 'delete_file', 'list_revisions', 'restore_file', 'grep', 'create_checkpoint', 'rewind', 'list_projects']) {
       expect(names).toContain(name);
     }
     for (const t of tools) {

@@ -49,8 +49,8 @@ export function buildServer(sc: ServerContext): Server {
     capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: true }, logging: {} },
     jsonSchemaValidator: SCHEMA_VALIDATOR,
     instructions:
-      'The user\'s workspace: files under /files (projects under /files/projects/<name>). Read before you write; edits and writes may carry the ' +
-      'sha256 you read as expectedSha256 so that a concurrent change is never overwritten.',
+      'The user\'s workspace: files under /files (projects under /files/projects/<name>); a relative path is taken relative to /files. Read ' +
+      'before you write; edits and writes may carry the sha256 you read as expectedSha256 so that a concurrent change is never overwritten.',
   });
   const { tool: ctx } = sc;
 

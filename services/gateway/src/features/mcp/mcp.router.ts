@@ -130,9 +130,10 @@ export function mcpRouter(deps: McpDeps): Router {
     if (body instanceof Refused) return rpcError(res, 400, -32700, `Parse error: ${body.message}`);
     const messages = Array.isArray(body) ? body : [body];
     // Only a well-formed initialize request opens a session, and only alone: one the transport
-    // would refuse (in a batch, without an id or `jsonrpc`) must not leave a session behind.
+    // would refuse (in a batch, even of one; without an id or `jsonrpc`) must not leave a
+    // session behind.
     const init = messages.find((m) => isInitializeRequest(m));
-    if (init && (messages.length > 1 || !isJSONRPCRequest(init))) return rpcError(res, 400, -32600, 'Invalid Request: initialize must be a JSON-RPC request sent alone');
+    if (init && (Array.isArray(body) || !isJSONRPCRequest(init))) return rpcError(res, 400, -32600, 'Invalid Request: initialize must be a JSON-RPC request sent alone');
     // One that is not an initialize request would reach the SDK's own handler, which answers bad params as an internal error.
     if (!init && messages.some((m) => (m as { method?: unknown } | null)?.method === 'initialize')) {
       return rpcError(res, 400, -32602, 'Invalid params: initialize needs protocolVersion, capabilities and clientInfo (name, version)');

@@ -57,6 +57,16 @@ export async function readAny(ctx: ToolContext, path: string): Promise<ReadBytes
   return readBytes(opened.entry?.path ?? path, Buffer.concat(parts), opened.entry, 'application/octet-stream');
 }
 
+/**
+ * An upload onto a directory stores the file part in it under the part's filename; a write has
+ * no file part (its filename is ''), so the files service's refusal names one the tool does not
+ * have. Said as what it is: a file cannot replace a directory (PATH_CONFLICT, as the path rules say).
+ */
+function ontoDirectory(err: unknown, path: string): unknown {
+  if (!isAppError(err) || err.code !== 'INVALID_ARGUMENT' || err.details?.field !== 'file') return err;
+  return errors.pathConflict(path, 'a directory exists at this path, and a file cannot replace it');
+}
+
 export interface WriteOptions {
   /** Commit only onto a file with exactly these bytes. */
   ifMatch?: string | undefined;
@@ -72,7 +82,9 @@ export async function writeFile(ctx: ToolContext, path: string, bytes: Buffer, o
   const release = ctx.uploads ? await ctx.uploads.acquire(ctx.call.userId) : () => undefined;
   try {
     const deps = { files: ctx.files, store: ctx.store, logger: ctx.logger };
-    const session = await UploadSession.begin(deps, ctx.call, { path, filename: '', onConflict: 'overwrite', ifMatch: options.ifMatch }, { declaredSize: bytes.length });
+    const session = await UploadSession.begin(deps, ctx.call, { path, filename: '', onConflict: 'overwrite', ifMatch: options.ifMatch }, { declaredSize: bytes.length }).catch((err: unknown) => {
+      throw ontoDirectory(err, path);
+    });
     let stored: UploadFileResponse;
     try {
       const sent = await session.send(Readable.from([bytes]), bytes.length);

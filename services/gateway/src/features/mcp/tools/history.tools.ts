@@ -5,7 +5,7 @@ import { defineTool, PathArg, READ_ONLY } from './tool.js';
 export const listRevisions = defineTool({
   name: 'list_revisions',
   title: 'Revisions of a file',
-  description: 'The revisions of a path, newest first (at most 100), deletions included; also for a deleted file. Any of them can be read (read_text_file `revision`) or restored (restore_file).',
+  description: 'A path\'s revisions, newest first (at most 100), deletions too; for read_text_file or restore_file `revision`.',
   input: z.strictObject({ path: PathArg }),
   output: z.object({
     path: z.string(),
@@ -38,9 +38,7 @@ async function trashedRevision(ctx: Parameters<typeof listRevisions.run>[1], pat
 export const restoreFile = defineTool({
   name: 'restore_file',
   title: 'Restore a file',
-  description:
-    'Makes a revision\'s bytes the file at `path` again (a new revision), whether the file exists now or was deleted. Without `revision`: a deleted ' +
-    'file\'s last content, as the trash shows it.',
+  description: 'Makes a revision the file again; without `revision`, a deleted file\'s last content.',
   input: z.strictObject({ path: PathArg, revision: z.string().regex(/^rev_[0-9a-f]{32}$/, 'must be a revision id (rev_ + 32 lowercase hex)').optional() }),
   output: z.object({ success: z.literal(true), path: z.string(), size: z.number().int(), mimeType: z.string(), sha256: z.string(), revision: z.string() }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },

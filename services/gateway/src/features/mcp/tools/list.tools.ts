@@ -33,7 +33,7 @@ const tag = (e: Entry) => (e.type === 'directory' ? '[DIR]' : '[FILE]');
 export const listDirectory = defineTool({
   name: 'list_directory',
   title: 'List a directory',
-  description: 'The entries directly in a directory, one `[FILE] name` or `[DIR] name` line each, sorted by name (byte order).',
+  description: 'A directory\'s entries as `[FILE] name` and `[DIR] name` lines.',
   input: z.strictObject({ path: PathArg }),
   output: z.object({ path: z.string(), entries: z.array(EntrySchema) }),
   annotations: READ_ONLY,
@@ -55,7 +55,7 @@ export function formatSize(bytes: number): string {
 export const listDirectoryWithSizes = defineTool({
   name: 'list_directory_with_sizes',
   title: 'List a directory with sizes',
-  description: 'As list_directory, with each file\'s size and the totals; `sortBy` `name` (default) or `size` (largest first).',
+  description: 'As list_directory, with sizes and totals.',
   input: z.strictObject({ path: PathArg, sortBy: z.enum(['name', 'size']).default('name') }),
   output: z.object({ path: z.string(), entries: z.array(EntrySchema), totalFiles: z.number().int(), totalDirectories: z.number().int(), combinedSize: z.number().int() }),
   annotations: READ_ONLY,
@@ -97,9 +97,10 @@ const relativeTo = (root: string, path: string) => path.slice(root === '/' ? 1 :
 export const directoryTree = defineTool({
   name: 'directory_tree',
   title: 'Directory tree',
-  description: 'The whole tree below a directory as JSON: `{name, type, children}` per entry (`children` for directories). `excludePatterns` (globs) leave out matching entries and what is below them.',
+  description: 'The tree below a directory as JSON `{name, type, children}`, less what `excludePatterns` (globs) match.',
   input: z.strictObject({ path: PathArg, excludePatterns: z.array(z.string()).max(100).default([]) }),
-  output: z.object({ path: z.string(), tree: z.array(z.record(z.string(), z.unknown())) }),
+  // A directory's `children` are nodes of the same shape.
+  output: z.object({ path: z.string(), tree: z.array(z.object({ name: z.string(), type: z.enum(['file', 'directory']), children: z.array(z.unknown()).optional() })) }),
   annotations: READ_ONLY,
   run: async ({ path, excludePatterns }, ctx) => {
     const listed = await listEntries(ctx, path, true);
@@ -114,16 +115,14 @@ export const directoryTree = defineTool({
       parent.push(node);
       if (node.children) dirs.set(e.path, node.children);
     }
-    return { text: JSON.stringify(root, null, 2), structured: { path: listed.path, tree: root as unknown as Record<string, unknown>[] } };
+    return { text: JSON.stringify(root, null, 2), structured: { path: listed.path, tree: root } };
   },
 });
 
 export const searchFiles = defineTool({
   name: 'search_files',
   title: 'Find files by name',
-  description:
-    'Files and directories below `path` whose path relative to `path` matches the glob `pattern`: `*.md` at the top level, `**/*.md` at any depth, ' +
-    '`src/**/*.ts`. `excludePatterns` leave out matching entries (a name without `/` at any depth) and what is below them.',
+  description: 'Paths below `path` matching the glob `pattern` relative to it (`*.md` top level, `**/*.md` any depth), less `excludePatterns`.',
   input: z.strictObject({ path: PathArg, pattern: z.string().min(1).max(1000), excludePatterns: z.array(z.string()).max(100).default([]) }),
   output: z.object({ path: z.string(), pattern: z.string(), matches: z.array(z.string()) }),
   annotations: READ_ONLY,

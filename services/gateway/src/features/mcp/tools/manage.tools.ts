@@ -14,21 +14,32 @@ async function moveOrCopy(ctx: ToolContext, verb: 'moveFile' | 'copyFile', from:
     const out = await ctx.files[verb]({ from, to, onConflict: CONFLICT_MODES.error }, { ...ctx.call, deadlineMs: MOVE_DEADLINE_MS });
     return { success: true as const, from: out.from, path: out.path };
   } catch (err) {
-    // A tree past MAX_TREE_ENTRIES names the route's `from`: here the argument is `source`.
-    if (isAppError(err) && err.code === 'INVALID_ARGUMENT' && err.details?.field === 'from') throw new AppError(err.code, err.message, { details: { ...err.details, field: 'source' } });
-    throw err;
+    throw inToolTerms(err, to);
   }
+}
+
+/** The files service's refusal in the words of the tool's own arguments. */
+function inToolTerms(err: unknown, to: string): unknown {
+  if (!isAppError(err)) return err;
+  // A tree past MAX_TREE_ENTRIES names the route's `from`: here the argument is `source`.
+  if (err.code === 'INVALID_ARGUMENT' && err.details?.field === 'from') return new AppError(err.code, err.message, { details: { ...err.details, field: 'source' } });
+  // The route's advice (onConflict=overwrite or uuid) names an argument these tools do not take:
+  // an agent that followed it was refused again, and looped.
+  if (err.code === 'FILE_EXISTS') {
+    const at = err.details?.path ?? to;
+    return new AppError('FILE_EXISTS', `a file already exists at ${at}; delete or move it first, or choose another destination`, { details: { path: at } });
+  }
+  return err;
 }
 
 export const moveFileTool = defineTool({
   name: 'move_file',
   title: 'Move or rename',
-  description:
-    'Moves (renames) a file or a directory to `destination`, a full path; fails if anything is there (FILE_EXISTS, PATH_CONFLICT). Atomic; no bytes are ' +
-    'copied. A directory of more than MAX_TREE_ENTRIES (default 10,000) entries → INVALID_ARGUMENT (`details.field` `source`): move the folders below it.',
+  description: 'Moves or renames a file or directory; fails if `destination` exists.',
   input: z.strictObject({ source: PathArg, destination: PathArg }),
   output: Moved,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  // Destructive as the reference has it: nothing is left at `source`.
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   run: async ({ source, destination }, ctx) => {
     const out = await moveOrCopy(ctx, 'moveFile', source, destination);
     return { text: `Successfully moved ${out.from} to ${out.path}`, structured: out };
@@ -38,10 +49,7 @@ export const moveFileTool = defineTool({
 export const copyFileTool = defineTool({
   name: 'copy_file',
   title: 'Copy',
-  description:
-    'Copies a file or a directory to `destination`, a full path; fails if anything is there (FILE_EXISTS, PATH_CONFLICT). No bytes are copied; the copy ' +
-    'is independent from then on. A directory of more than MAX_TREE_ENTRIES (default 10,000) entries → INVALID_ARGUMENT (`details.field` `source`); ' +
-    'what the copy creates counts toward MAX_FILES (QUOTA_EXCEEDED).',
+  description: 'Copies a file or directory (no bytes are copied); fails if `destination` exists.',
   input: z.strictObject({ source: PathArg, destination: PathArg }),
   output: Moved,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -54,7 +62,7 @@ export const copyFileTool = defineTool({
 export const deleteFileTool = defineTool({
   name: 'delete_file',
   title: 'Delete (into the trash)',
-  description: 'Deletes a file, or a directory with `recursive: true` (else DIRECTORY_NOT_EMPTY), into the trash: restore_file brings it back.',
+  description: 'Moves a file, or a directory with `recursive`, to the trash (restore_file undoes it).',
   input: z.strictObject({ path: PathArg, recursive: z.boolean().default(false) }),
   output: z.object({ success: z.literal(true), path: z.string() }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -78,7 +86,7 @@ async function statOrDirectory(ctx: ToolContext, path: string) {
 export const getFileInfo = defineTool({
   name: 'get_file_info',
   title: 'File information',
-  description: 'What is known of a file or directory: type, and for a file its size, modification time, media type, sha256 and revision.',
+  description: 'Type; for a file also size, modification time, media type, sha256, revision.',
   input: z.strictObject({ path: PathArg }),
   output: z.object({
     path: z.string(),
@@ -107,9 +115,7 @@ export const getFileInfo = defineTool({
 export const createDirectoryTool = defineTool({
   name: 'create_directory',
   title: 'Create a directory',
-  description:
-    'Creates a directory, and any missing parents; succeeds when it is already there (`created: false`). An empty directory made this way stays until it ' +
-    'is deleted. A file at the path or above it → PATH_CONFLICT.',
+  description: 'Creates a directory and missing parents; `created: false` if it was there.',
   input: z.strictObject({ path: PathArg }),
   output: z.object({ path: z.string(), created: z.boolean() }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

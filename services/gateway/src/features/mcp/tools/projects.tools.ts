@@ -4,7 +4,7 @@ import { defineTool, READ_ONLY } from './tool.js';
 export const listProjects = defineTool({
   name: 'list_projects',
   title: 'List projects',
-  description: 'The user\'s projects that are not archived, by name, each with its folder (`/files/projects/<name>`) and goal.',
+  description: 'The user\'s projects: name, goal, folder.',
   input: z.strictObject({}),
   output: z.object({ projects: z.array(z.object({ name: z.string(), goal: z.string(), path: z.string(), createdAt: z.string(), updatedAt: z.string() })) }),
   annotations: READ_ONLY,

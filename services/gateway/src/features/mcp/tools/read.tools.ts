@@ -23,28 +23,39 @@ function lines(content: string, head?: number, tail?: number): string {
   return (head !== undefined ? all.slice(0, head) : all.slice(Math.max(0, all.length - tail!))).join('\n');
 }
 
-export const readTextFile = defineTool({
-  name: 'read_text_file',
-  title: 'Read a text file',
-  description:
-    'Reads a UTF-8 text file of the workspace whole, or its first `head` or last `tail` lines (not both). With `revision`, that revision of the path ' +
-    '(list_revisions). Files over the read limit, or not UTF-8, are refused (FILE_TOO_LARGE, FILE_NOT_TEXT). The answer carries the sha256 and ' +
-    'revision of the whole file, for a later write_file or edit_file with `expectedSha256`.',
-  input: z.strictObject({
-    path: PathArg,
-    head: z.number().int().min(1).optional().describe('Only the first N lines'),
-    tail: z.number().int().min(1).optional().describe('Only the last N lines'),
-    revision: RevisionId.optional().describe('A revision id of the path (list_revisions); default: the current file'),
-  }),
-  output: z.object({ ...FileFacts, content: z.string() }),
-  annotations: READ_ONLY,
-  run: async ({ path, head, tail, revision }, ctx) => {
-    if (head !== undefined && tail !== undefined) throw errors.invalidArgument('give head or tail, not both', 'tail');
-    const file = await textFile(ctx, path, revision);
-    const content = lines(file.content, head, tail);
-    return { text: content, structured: { ...file, content } };
-  },
+const ReadTextArgs = z.strictObject({
+  path: PathArg,
+  head: z.number().int().min(1).optional().describe('Only the first N lines'),
+  tail: z.number().int().min(1).optional().describe('Only the last N lines'),
+  revision: RevisionId.optional(),
 });
+
+/** read_text_file and its deprecated alias read_file: one behaviour under two names. */
+function readTextTool(name: string, title: string, description: string) {
+  return defineTool({
+    name,
+    title,
+    description,
+    input: ReadTextArgs,
+    output: z.object({ ...FileFacts, content: z.string() }),
+    annotations: READ_ONLY,
+    run: async ({ path, head, tail, revision }, ctx) => {
+      if (head !== undefined && tail !== undefined) throw errors.invalidArgument('give head or tail, not both', 'tail');
+      const file = await textFile(ctx, path, revision);
+      const content = lines(file.content, head, tail);
+      return { text: content, structured: { ...file, content } };
+    },
+  });
+}
+
+export const readTextFile = readTextTool(
+  'read_text_file',
+  'Read a text file',
+  'A UTF-8 file, whole or its first `head` or last `tail` lines; of a past `revision` (list_revisions). Its sha256 is for `expectedSha256`.',
+);
+
+/** The reference filesystem server's old name of read_text_file, which prompts made for it still use. */
+export const readFile = readTextTool('read_file', 'Read a text file (deprecated)', 'Deprecated alias of read_text_file.');
 
 /** How a media file is shown: as an image, as audio, or as an embedded resource. */
 function mediaKind(mimeType: string): 'image' | 'audio' | 'resource' {
@@ -55,10 +66,8 @@ function mediaKind(mimeType: string): 'image' | 'audio' | 'resource' {
 
 export const readMediaFile = defineTool({
   name: 'read_media_file',
-  title: 'Read an image or audio file',
-  description:
-    'Reads a file as base64: an image as image content, audio as audio content, anything else as an embedded resource blob. At most the read limit ' +
-    '(FILE_TOO_LARGE above it).',
+  title: 'Read a media file',
+  description: 'A file as base64: image or audio content, else an embedded resource.',
   input: z.strictObject({ path: PathArg }),
   output: z.object({ ...FileFacts, kind: z.enum(['image', 'audio', 'resource']) }),
   annotations: READ_ONLY,
@@ -79,9 +88,7 @@ export const readMediaFile = defineTool({
 export const readMultipleFiles = defineTool({
   name: 'read_multiple_files',
   title: 'Read several text files',
-  description:
-    'Reads up to 100 text files at once. One that fails (absent, too large, not text) does not fail the others: its entry carries `error` instead of ' +
-    '`content`.',
+  description: 'Up to 100 text files; one that fails carries `error` and fails no other.',
   input: z.strictObject({ paths: z.array(PathArg).min(1).max(100) }),
   output: z.object({
     files: z.array(
@@ -92,7 +99,7 @@ export const readMultipleFiles = defineTool({
         mimeType: z.string().optional(),
         sha256: z.string().optional(),
         revision: z.string().nullable().optional(),
-        error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }).optional(),
+        error: z.object({ code: z.string(), message: z.string() }).optional(),
       }),
     ),
   }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Logger } from '@workspace/platform';
+import { ROOT, type Logger } from '@workspace/platform';
 import type { FilesClient, ProjectsClient } from '../../../clients.js';
 import type { UserSlots } from '../../../edge/limits/user-slots.js';
 import type { ObjectStore } from '../../../transfer/object-store.js';
@@ -55,16 +55,37 @@ export function defineTool<I extends z.ZodObject>(tool: ToolDef<I>): ToolDef {
 
 export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
-/** A workspace path as tools take it; the path rules themselves are the files service's. */
-export const PathArg = z.string().min(1).describe('An absolute workspace path under /files (docs/api/files.md#paths)');
+/**
+ * A tool's path argument as the files service takes it: an absolute path as given, a relative
+ * one taken relative to /files, as the reference filesystem server takes one relative to its
+ * allowed directory (`.` and `./` are /files, `./a` and `a` are /files/a). Nothing else is
+ * normalized: the path rules (no `..` or `.` segments, …) are the files service's, so
+ * `../x` is /files/../x, refused there as INVALID_PATH like any other bad path.
+ */
+export function workspacePath(arg: string): string {
+  if (arg.startsWith('/')) return arg;
+  const rel = arg.replace(/^\.(?:\/|$)/, '');
+  return rel === '' ? ROOT : `${ROOT}/${rel}`;
+}
+
+/**
+ * Every path argument of every tool (path, paths[], source, destination): the one place relative
+ * paths are resolved. An empty one is refused here (it would be no path at all for the service);
+ * as a check inside the transform it costs tools/list nothing.
+ */
+export const PathArg = z.string().transform((arg, ctx) => {
+  if (arg !== '') return workspacePath(arg);
+  ctx.issues.push({ code: 'custom', message: 'a path cannot be empty', input: arg });
+  return z.NEVER;
+});
 
 export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters');
 
-/** A file as reads and writes answer it. */
+/** A file as reads and writes answer it; `revision` is null for a file with no recorded revision (docs/api/mcp.md#tools). */
 export const FileFacts = {
   path: z.string(),
   size: z.number().int(),
   mimeType: z.string(),
-  sha256: Sha256,
-  revision: z.string().nullable().describe('The revision id (rev_…) of these bytes; null when the file has no recorded revision'),
+  sha256: z.string(),
+  revision: z.string().nullable(),
 };

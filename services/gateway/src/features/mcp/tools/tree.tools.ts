@@ -10,10 +10,7 @@ const Match = z.object({ path: z.string(), line: z.number().int(), column: z.num
 export const grepTool = defineTool({
   name: 'grep',
   title: 'Search file contents',
-  description:
-    'Finds `pattern` in the contents of the text files at or below `path` (default /files): a literal (case-insensitive unless `caseSensitive`) or, with ' +
-    '`regex: true`, an RE2 pattern. `glob` keeps the files whose path relative to `path` matches (`*.md`, `src/**/*.ts`). Exact: every match of every ' +
-    'current text file up to SEARCH_MAX_FILE_BYTES, ordered by path, line and column (1-based, in code points); at most `maxResults` (default 100).',
+  description: 'Finds `pattern` (a literal, case-insensitive unless `caseSensitive`; RE2 if `regex`) in text files at or below `path` matching `glob`.',
   input: z.strictObject({
     path: PathArg.optional(),
     pattern: z.string().min(1).max(1000),
@@ -49,9 +46,7 @@ const Checkpoint = z.object({ checkpointId: z.string(), path: z.string(), label:
 export const createCheckpointTool = defineTool({
   name: 'create_checkpoint',
   title: 'Take a checkpoint',
-  description:
-    'Records the exact state of the tree at `path` (default /files) without copying a byte, so that `rewind` can bring it back. Take one before a risky ' +
-    'change; `label` (≤ 200 characters) says why.',
+  description: 'Records the tree at `path` (default /files), copying nothing, for `rewind`.',
   input: z.strictObject({ path: PathArg.optional(), label: z.string().max(200).optional() }),
   output: Checkpoint,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -66,11 +61,7 @@ export const createCheckpointTool = defineTool({
 export const rewindTool = defineTool({
   name: 'rewind',
   title: 'Rewind a tree',
-  description:
-    'Makes the tree at `path` exactly what it was at `to` — a checkpoint id (of `path` or above it) or an ISO 8601 time within the retained history — in ' +
-    'one atomic step: files of then come back, newer files go to the trash, folders created explicitly then exist again and those made since go. ' +
-    'A checkpoint of the tree as it was just before is taken first (its id is ' +
-    'in the answer), so a rewind can itself be undone.',
+  description: 'Makes the tree at `path` what it was at `to` (a checkpoint id or an ISO 8601 time), files and explicit folders, atomically; answers the checkpoint that undoes it.',
   input: z.strictObject({ path: PathArg, to: z.string().min(1) }),
   output: z.object({
     success: z.literal(true),

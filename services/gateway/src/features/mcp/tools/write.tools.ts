@@ -9,14 +9,11 @@ const Written = z.object({ ...FileFacts });
 export const writeFileTool = defineTool({
   name: 'write_file',
   title: 'Write a file',
-  description:
-    'Creates a file, or replaces its content whole, with `content` as UTF-8; missing folders are created. With `expectedSha256` it commits only onto ' +
-    'a file with exactly those bytes (else PRECONDITION_FAILED with `details.currentSha256`, and nothing changes). The same rules as every upload: path ' +
-    'rules, the upload limit, the byte quota, concurrent uploads.',
+  description: 'Creates or replaces a file, and missing folders. With `expectedSha256`, only onto those bytes (else PRECONDITION_FAILED).',
   input: z.strictObject({
     path: PathArg,
     content: z.string(),
-    expectedSha256: Sha256.optional().describe('Commit only if the file has exactly these bytes now (its sha256 from a read)'),
+    expectedSha256: Sha256.optional(),
   }),
   output: Written,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -92,15 +89,13 @@ export const editFileTool = defineTool({
   name: 'edit_file',
   title: 'Edit a text file',
   description:
-    'Replaces text in a file: each edit\'s `oldText` must occur exactly once when it is applied (in order), else EDIT_NOT_APPLICABLE with ' +
-    '`details.edit` (its index) and nothing changes. Answers a git-style unified diff. The edits apply to the bytes read and are committed only onto ' +
-    'those same bytes; when another writer changed the file meanwhile, it reads again and applies the edits to that (EDIT_NOT_APPLICABLE if they no ' +
-    'longer apply), so no change is lost. With `expectedSha256` it edits only those bytes (else PRECONDITION_FAILED). `dryRun` shows the diff without writing.',
+    'Replaces each `oldText` by its `newText`, in order; answers a git-style diff. Each `oldText` must occur exactly once, else EDIT_NOT_APPLICABLE ' +
+    'and nothing changes. A concurrent change is kept. `expectedSha256` as write_file.',
   input: z.strictObject({
     path: PathArg,
-    edits: z.array(z.strictObject({ oldText: z.string().describe('Text to find; exactly once'), newText: z.string().describe('Its replacement') })).min(1),
+    edits: z.array(z.strictObject({ oldText: z.string(), newText: z.string() })).min(1),
     dryRun: z.boolean().default(false).describe('Show the diff, change nothing'),
-    expectedSha256: Sha256.optional().describe('Edit only if the file has exactly these bytes (its sha256 from a read)'),
+    expectedSha256: Sha256.optional(),
   }),
   output: z.object({ ...FileFacts, diff: z.string(), dryRun: z.boolean() }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
