@@ -69,4 +69,12 @@ describe('client errors', () => {
     expect(res.body.error.code).toBe('INVALID_ARGUMENT');
     expect(await exchange('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 OK/);
   });
+
+  it('client errors — a HEAD with headers over 16 KiB is 431 with the envelope\'s headers and no body (a client reads none after a HEAD)', async () => {
+    const raw = await exchange(`HEAD /x HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const [head = '', body] = raw.split('\r\n\r\n');
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+    expect(head).toMatch(/\r\nContent-Length: [1-9]\d*\r\n/);
+    expect(body).toBe('');
+  });
 });

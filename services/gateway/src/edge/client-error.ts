@@ -29,7 +29,7 @@ function answerOf(code: string | undefined): { status: number; code: ErrorCode; 
  * already reset, or whose response has begun, are only destroyed.
  */
 export function answerClientError(logger: Logger) {
-  return (err: Error & { code?: string }, socket: Duplex): void => {
+  return (err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void => {
     // A response in flight on this connection may have started: writing more would corrupt it.
     const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
     if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
@@ -49,9 +49,20 @@ export function answerClientError(logger: Logger) {
       'Connection: close',
     ].join('\r\n');
     const cutOff = setTimeout(() => socket.destroy(), FLUSH_MS).unref();
-    socket.end(`${head}\r\n\r\n${body}`, () => {
+    // A HEAD is answered without the body (its headers still say how long it would be): a client
+    // reads no body after a HEAD, and the envelope's bytes would reach it as garbage.
+    socket.end(isHead(err.rawPacket) ? `${head}\r\n\r\n` : `${head}\r\n\r\n${body}`, () => {
       clearTimeout(cutOff);
       socket.destroy();
     });
   };
+}
+
+/**
+ * Whether the refused request is a HEAD, as far as the bytes Node was parsing tell: the request
+ * line comes first in them when the request came in one piece (a request whose headers arrived in
+ * several pieces is answered as a GET would be).
+ */
+function isHead(raw: Buffer | undefined): boolean {
+  return raw !== undefined && raw.subarray(0, 5).toString('latin1') === 'HEAD ';
 }
