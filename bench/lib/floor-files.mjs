@@ -35,7 +35,7 @@ if (process.env.FLOOR_ROLE === 'files') {
   const dist = (p) => new URL(`../../services/files/dist/${p}`, import.meta.url).href;
   const { IndexKeys, RedisFileIndex } = await import(dist('adapters/index.redis.js'));
   const { RedisCheckpointIndex } = await import(dist('adapters/checkpoints.redis.js'));
-  const { mimeTypeOf } = await import(dist('domain/entries.js'));
+  const { mimeTypeOf } = await import(dist('domain/media-types.js'));
   const redis = createRedis({ url: process.env.FLOOR_REDIS_URL });
   const keys = new IndexKeys(process.env.FLOOR_BUCKET);
   const outbox = new RedisOutbox({ redis, namespace: `bench-floor-${randomBytes(6).toString('hex')}` });

@@ -39,7 +39,7 @@ if (role === 'grpc') {
   const dist = (p) => new URL(`../../services/files/dist/${p}`, import.meta.url).href;
   const { IndexKeys, RedisFileIndex } = await import(dist('adapters/index.redis.js'));
   const { MinioBlobStore } = await import(dist('adapters/blobs.minio.js'));
-  const { mimeTypeOf } = await import(dist('domain/entries.js'));
+  const { mimeTypeOf } = await import(dist('domain/media-types.js'));
   const { eventTemplate } = await import(dist('domain/events.js'));
   const { newObjectKey, newRevision } = await import(dist('domain/uploads.js'));
   // The files service's defaults (services/files/src/config.ts), which the launched stack keeps.
