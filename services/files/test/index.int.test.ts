@@ -201,4 +201,21 @@ describe('files index', () => {
       await expiring.close();
     }
   });
+
+  it('paths the index builds keep the path rules: a folder moved or copied where a path below it would pass 900 bytes → INVALID_PATH, nothing changed', async () => {
+    const u = files.user();
+    // A file 880 bytes deep under /files/a (segments of 200 bytes and less).
+    const deep = `/files/a/${'d'.repeat(200)}/${'e'.repeat(200)}/${'f'.repeat(200)}/${'g'.repeat(200)}/${'h'.repeat(880 - 9 - 4 * 201)}`;
+    expect(Buffer.byteLength(deep)).toBe(880);
+    await put(files, u, deep, 'deep');
+    const before = await tree(files, u);
+    for (const op of ['move', 'copy'] as const) {
+      // `to` is a valid path, but `to` and the deepest path below `from` together are 1,071 bytes.
+      await expect(files.workspace.move(u, op, { from: '/files/a', to: `/files/${'t'.repeat(200)}`, onConflict: 'error' })).rejects.toMatchObject({ code: 'INVALID_PATH' });
+      expect(await tree(files, u), op).toEqual(before);
+    }
+    // Within the bound it works: the same tree under a name as long as `a`.
+    await files.workspace.move(u, 'move', { from: '/files/a', to: '/files/b', onConflict: 'error' });
+    expect((await files.workspace.read(u, deep.replace('/files/a/', '/files/b/'))).content.toString('utf8')).toBe('deep');
+  });
 });

@@ -33,7 +33,7 @@
  * index.lua.ts): the folder at a path was there at T when its newest record that began at or
  * before T had not ended by T.
  */
-import { luaScript, MAX_PATH_BYTES } from '@workspace/platform';
+import { luaScript } from '@workspace/platform';
 import { PRELUDE } from './index.lua.js';
 
 /** Helpers shared by the scripts below. ARGV[1..6] as every index script. */
@@ -42,8 +42,6 @@ local CKM, CKL, KRN, CKO, CKB = P .. 'ckm', P .. 'ckl', P .. 'krn', P .. 'cko', 
 local MVS = P .. 'mvs'
 local function ckKey(id) return P .. 'ck:' .. id end
 local function ckDirs(id) return P .. 'ckd:' .. id end
--- The longest path a tree operation may build (parsePath's MAX_PATH_BYTES, in UTF-8 bytes: Lua's #).
-local MAX_PATH = ${MAX_PATH_BYTES}
 local function under(p, dir)
   return dir == ROOT or p == dir or p:sub(1, #dir + 1) == dir .. '/'
 end

@@ -67,7 +67,7 @@
  * (MAX_FILES); its own arguments follow, from ARGV[9]. KEYS[1] = P e (routes the call),
  * KEYS[2] = the user's outbox list.
  */
-import { luaScript } from '@workspace/platform';
+import { luaScript, MAX_PATH_BYTES } from '@workspace/platform';
 export const PRELUDE = `
 local P = ARGV[1]
 local NOW = tonumber(ARGV[2])
@@ -85,6 +85,8 @@ local RSV, RSVT = P .. 'rsv', P .. 'rsvt'
 local T, HX, HO, MV = P .. 't', P .. 'hx', P .. 'ho', P .. 'mv'
 local DHX, DHO = P .. 'dhx', P .. 'dho'
 local ROOT = '/files'
+-- The longest path a tree operation may build (parsePath's MAX_PATH_BYTES, in UTF-8 bytes: Lua's #).
+local MAX_PATH = ${MAX_PATH_BYTES}
 
 local revCount, revHigh = 0, nil
 local HEX = '0123456789abcdef'
@@ -905,6 +907,16 @@ else
   local n = below(Z, from)
   local large = bounded(n, from)
   if large then return large end
+  -- The paths built here (to .. rel) keep the path rules: \`to\` passed them, its segments are
+  -- stored ones, so only the whole length can grow past MAX_PATH, when \`to\` is longer than \`from\`.
+  if #to > #from then
+    local longest = 0
+    for _, m in ipairs(redis.call('ZRANGEBYLEX', Z, '[' .. from .. '/', '(' .. from .. '0')) do
+      local i = find(m, '\\0', 1, true)
+      longest = math.max(longest, (i and i - 1 or #m) - #from)
+    end
+    if #to + longest > MAX_PATH then return { 'INVALID_PATH', to, 'a path below it would be longer than ' .. MAX_PATH .. ' UTF-8 bytes' } end
+  end
   -- The trash paths below \`to\` that a file lands on leave the trash (as written() does).
   local rels = {}
   if below(T, to) > 0 then
